@@ -1,0 +1,1 @@
+"""Applications: descriptors, dependency graph and scope, Kubernetes manifests."""

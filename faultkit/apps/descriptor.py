@@ -1,0 +1,153 @@
+"""Application descriptors (apps/<app>/app.yaml): services, dependency edges, entry, sites."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from faultkit.errors import InputError
+from faultkit.schema import check_document
+from faultkit.workspace import Workspace
+from faultkit.yamlio import load_located
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    port: int
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    language: str
+    workload_kind: str
+    workload: str
+    containers: tuple[str, ...]
+    ports: tuple[Port, ...]
+    source: str | None  # folder under the app's source_dir; None when faultkit has no source
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    zone: str
+    role: str  # "active" or "standby"
+
+
+@dataclass(frozen=True)
+class AppDescriptor:
+    name: str
+    version: str
+    root: Path
+    manifests_dir: Path
+    source_dir: Path | None
+    common: tuple[str, ...]
+    entry: str
+    services: tuple[ServiceSpec, ...]
+    edges: tuple[tuple[str, str], ...]  # (caller, callee)
+    sites: tuple[Site, ...]
+    lint_command: tuple[str, ...]
+    test_command: tuple[str, ...]
+
+    @property
+    def service_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.services)
+
+    def service(self, name: str) -> ServiceSpec:
+        for s in self.services:
+            if s.name == name:
+                return s
+        raise InputError(f"{name!r} is not a service of {self.name}{suggest(name, self.service_names)}")
+
+    def callers(self, service: str) -> tuple[str, ...]:
+        return tuple(sorted(a for a, b in self.edges if b == service))
+
+    def scope(self, service: str) -> tuple[str, ...]:
+        """`service` and every service that reaches it through dependency edges, sorted."""
+        self.service(service)
+        seen, todo = {service}, [service]
+        while todo:
+            for caller in self.callers(todo.pop()):
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
+        return tuple(sorted(seen))
+
+    def service_source(self, service: str) -> str | None:
+        """The service's source folder relative to the app folder, e.g. 'src/cart'."""
+        spec = self.service(service)
+        if spec.source is None or self.source_dir is None:
+            return None
+        return (self.source_dir / spec.source).relative_to(self.root).as_posix()
+
+
+def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def app_names(workspace: Workspace) -> list[str]:
+    if not workspace.apps_dir.is_dir():
+        return []
+    return sorted(p.parent.name for p in workspace.apps_dir.glob("*/app.yaml"))
+
+
+def load_app(workspace: Workspace, name: str) -> AppDescriptor:
+    path = workspace.apps_dir / name / "app.yaml"
+    if not path.is_file():
+        raise InputError(f"{name!r} is not an application of this catalog{suggest(name, app_names(workspace))}; "
+                         f"known: {', '.join(app_names(workspace)) or 'none'}")
+    return load_descriptor(path)
+
+
+def load_descriptor(path: Path) -> AppDescriptor:
+    located = load_located(path)
+    problems = check_document(located, "app")
+    if problems:
+        first = problems[0]
+        raise InputError(f"{path}:{first.line}: {first.path}: {first.message}")
+    d = located.data
+    root = path.parent
+    services = tuple(
+        ServiceSpec(
+            name=s["name"],
+            language=s.get("language", "unknown"),
+            workload_kind=s["workload"]["kind"],
+            workload=s["workload"]["name"],
+            containers=tuple(s.get("containers", [s["name"]])),
+            ports=tuple(Port(p["name"], int(p["port"])) for p in s.get("ports", [])),
+            source=s.get("source"),
+            aliases=tuple(s.get("aliases", [])),
+        )
+        for s in d["services"]
+    )
+    app = AppDescriptor(
+        name=d["name"],
+        version=str(d["version"]),
+        root=root,
+        manifests_dir=root / d.get("manifests", "manifests"),
+        source_dir=root / d["source"] if d.get("source") else None,
+        common=tuple(d.get("common", [])),
+        entry=d["entry"],
+        services=services,
+        edges=tuple((e[0], e[1]) for e in d.get("edges", [])),
+        sites=tuple(Site(s["name"], s.get("zone", ""), s.get("role", "active")) for s in d.get("sites", [])),
+        lint_command=tuple(d.get("build", {}).get("lint", [])),
+        test_command=tuple(d.get("build", {}).get("test", [])),
+    )
+    _check_references(app, path, located)
+    return app
+
+
+def _check_references(app: AppDescriptor, path: Path, located) -> None:
+    names = app.service_names
+    for i, (a, b) in enumerate(app.edges):
+        for end in (a, b):
+            if end not in names:
+                line = located.line(("edges", i))
+                raise InputError(f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}")
+    if app.entry not in names:
+        raise InputError(f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}")

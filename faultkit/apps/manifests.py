@@ -1,0 +1,146 @@
+"""Kubernetes manifests as plain data: load them, find a container, read and set a field by path.
+
+A field path is dotted; a list item is selected by its `name` key, or by its index:
+`env.CART_ADDR` is the value of that variable, `resources.limits.memory`, `ports.http.containerPort`,
+`args.0`. A Service's fields are addressed with workload `Service/<name>` and an empty container.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from faultkit.errors import InputError
+from faultkit.yamlio import read_text
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
+
+@dataclass(frozen=True)
+class Doc:
+    kind: str
+    name: str
+    body: dict[str, Any]
+    file: Path
+    line: int
+
+
+def load_manifests(folder: Path) -> list[Doc]:
+    """Every Kubernetes object in the folder's *.yaml / *.yml files, in file order."""
+    if not folder.is_dir():
+        raise InputError(f"{folder}: manifests folder not found")
+    files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    return [doc for f in files for doc in load_manifest_file(f)]
+
+
+def load_manifest_file(path: Path) -> list[Doc]:
+    text = read_text(path, max_bytes=16 * 1024 * 1024)
+    docs: list[Doc] = []
+    try:
+        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            if node is None:
+                continue
+            body = yaml.SafeLoader("").construct_document(node)
+            if isinstance(body, dict) and body.get("kind"):
+                name = str((body.get("metadata") or {}).get("name", ""))
+                docs.append(Doc(str(body["kind"]), name, body, path, node.start_mark.line + 1))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise InputError(f"{where}: malformed YAML: {getattr(e, 'problem', None) or e}") from None
+    return docs
+
+
+def find_object(docs: list[Doc], kind: str, name: str) -> Doc:
+    for doc in docs:
+        if doc.name == name and (doc.kind == kind or (kind == "workload" and doc.kind in WORKLOAD_KINDS)):
+            return doc
+    raise InputError(f"no {kind} named {name!r} in the manifests")
+
+
+def pod_spec(body: dict[str, Any]) -> dict[str, Any]:
+    return body.get("spec", {}).get("template", {}).get("spec", {})
+
+
+def find_container(docs: list[Doc], workload: str, container: str) -> dict[str, Any]:
+    """The container spec, or for `Service/<name>` the Service's spec."""
+    if workload.startswith("Service/"):
+        return find_object(docs, "Service", workload.split("/", 1)[1]).body.get("spec", {})
+    doc = find_object(docs, "workload", workload)
+    for c in pod_spec(doc.body).get("containers", []) or []:
+        if c.get("name") == container:
+            return c
+    names = [c.get("name") for c in pod_spec(doc.body).get("containers", []) or []]
+    raise InputError(f"{doc.file}:{doc.line}: workload {workload!r} has no container {container!r} (it has {names})")
+
+
+def _step(node: Any, segment: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(segment)
+    if isinstance(node, list):
+        for item in node:
+            if isinstance(item, dict) and item.get("name") == segment:
+                # a path to an env var means its value
+                return item["value"] if "value" in item else item
+        if segment.isdigit() and int(segment) < len(node):
+            return node[int(segment)]
+    return None
+
+
+def get_field(spec: dict[str, Any], path: str) -> str | None:
+    """The value at `path` as a string (what the process would see), None when absent."""
+    node: Any = spec
+    for segment in path.split("."):
+        node = _step(node, segment)
+        if node is None:
+            return None
+    if isinstance(node, (dict, list)):
+        return None
+    return node if isinstance(node, str) else str(node)
+
+
+def set_field(spec: dict[str, Any], path: str, value: str | None) -> dict[str, Any]:
+    """A copy of `spec` with `path` set to `value`; None removes the item or key."""
+    out = copy.deepcopy(spec)
+    *parents, last = path.split(".")
+    node: Any = out
+    for segment in parents:
+        child = _step(node, segment)
+        if child is None and isinstance(node, dict):
+            child = node.setdefault(segment, {})
+        if child is None:
+            raise InputError(f"field path {path!r}: {segment!r} does not exist")
+        node = child
+    if isinstance(node, dict):
+        if value is None:
+            node.pop(last, None)
+        else:
+            node[last] = _typed_like(node.get(last), value)
+        return out
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            if isinstance(item, dict) and item.get("name") == last:
+                if value is None:
+                    del node[i]
+                else:
+                    item.pop("valueFrom", None)
+                    item["value"] = value
+                return out
+        if value is not None and parents and parents[-1] == "env":
+            node.append({"name": last, "value": value})
+            return out
+        if last.isdigit() and int(last) < len(node):
+            node[int(last)] = value
+            return out
+    raise InputError(f"field path {path!r}: {last!r} does not exist")
+
+
+def _typed_like(old: Any, value: str) -> Any:
+    """Keep an integer field an integer (ports), everything else a string."""
+    if isinstance(old, int) and value.lstrip("-").isdigit():
+        return int(value)
+    return value

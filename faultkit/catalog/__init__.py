@@ -1,0 +1,1 @@
+"""The catalog: entry model, schema checks, loader, semantic lint, release build."""

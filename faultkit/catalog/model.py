@@ -1,0 +1,183 @@
+"""Typed, immutable catalog entries. YAML stays at the edge (catalog/loader.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from faultkit.yamlio import canonical_json
+
+FORMAT = "faultkit/v1"
+
+
+@dataclass(frozen=True)
+class Target:
+    service: str
+    workload: str | None = None
+    container: str | None = None
+
+
+@dataclass(frozen=True)
+class Artifact:
+    kind: str
+    ref: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Probe:
+    service: str
+    path: str
+    method: str = "GET"
+    body: MappingProxyType | None = None
+    expect_status: int = 200
+    timeout_s: float = 3.0
+
+
+@dataclass(frozen=True)
+class ArtifactCheck:
+    kind: str  # "build", "setting" or "action"
+    service: str | None = None
+    workload: str | None = None
+    container: str | None = None
+    field: str | None = None
+    value: str | None = None
+    absent_marker: str | None = None
+
+
+@dataclass(frozen=True)
+class CodeChange:
+    patch: str
+    update: str
+    defect: str
+    requests: tuple[str, ...]
+    marker: str
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    workload: str
+    container: str
+    field: str
+    old: str | None
+    new: str | None
+    kind: str
+
+
+@dataclass(frozen=True)
+class DirectAction:
+    action: str
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class LogSignature:
+    message: str
+    service: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    metrics: tuple[str, ...] = ()
+    logs: tuple[str, ...] = ()
+    traces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Validation:
+    verdict: str
+    bundle_digest: str
+    at: str
+    platform: str
+    bundle: str | None = None
+    entry_digest: str | None = None
+    patch_digest: str | None = None
+    window_s: float | None = None
+    repeat: int | None = None
+    failed_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    app: str
+    title: str
+    mechanism: str
+    category: str
+    level: str
+    target: Target
+    scope: tuple[str, ...]
+    artifact: Artifact
+    probe: Probe
+    artifact_check: ArtifactCheck
+    effect: str
+    evidence: Evidence
+    recovery: str
+    code: CodeChange | None = None
+    config: ConfigChange | None = None
+    direct: DirectAction | None = None
+    log: LogSignature | None = None
+    validation: Validation | None = None
+    raw: MappingProxyType = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
+
+    @property
+    def change_key(self) -> tuple[str, ...]:
+        """Two entries with the same key make the same change to the same artifact."""
+        if self.config:
+            c = self.config
+            return ("config", self.app, c.workload, c.container, c.field, str(c.new))
+        if self.direct:
+            params = canonical_json(dict(self.direct.params))
+            return ("direct", self.app, self.target.service, self.level, self.direct.action, params)
+        assert self.code
+        return ("code", self.app, self.target.service, self.code.patch)
+
+    @property
+    def artifact_key(self) -> str:
+        """The artifact a schedule must not change twice at once."""
+        if self.config:
+            return f"{self.app}/{self.config.workload}/{self.config.container}/{self.config.field}"
+        if self.code:
+            return f"{self.app}/{self.target.service}/build"
+        return f"{self.app}/{self.target.service}/{self.level}"
+
+    def digest(self) -> str:
+        """Digest of the entry's content without its validation record (which the verdict writes)."""
+        body = {k: v for k, v in self.raw.items() if k != "validation"}
+        return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    if isinstance(value, MappingProxyType | dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def entry_from_data(d: dict[str, Any]) -> Entry:
+    """Build an Entry from data that already passed the schema."""
+    opt = lambda key, cls: cls(**_kw(d[key])) if d.get(key) is not None else None  # noqa: E731
+    return Entry(
+        id=d["id"], app=d["app"], title=d["title"], mechanism=d["mechanism"], category=d["category"],
+        level=d["level"], target=Target(**d["target"]), scope=tuple(d["scope"]),
+        artifact=Artifact(**_kw(d["artifact"])), probe=Probe(**_kw(d["probe"])),
+        artifact_check=ArtifactCheck(**d["artifact_check"]), effect=d["effect"],
+        evidence=Evidence(**_kw(d["evidence"])), recovery=d["recovery"],
+        code=opt("code", CodeChange), config=opt("config", ConfigChange), direct=opt("direct", DirectAction),
+        log=opt("log", LogSignature), validation=opt("validation", Validation), raw=_freeze(d),
+    )
+
+
+def _kw(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: _freeze(v) for k, v in d.items()}

@@ -1,0 +1,1 @@
+"""The command layer: each module holds thin click commands (parse, call the core, render)."""

@@ -1,0 +1,1 @@
+"""Platforms: where an application runs. One protocol (base.Platform), several implementations."""

@@ -1,0 +1,101 @@
+"""Address translation at launch, the local platform's kube-proxy and pod network in one table.
+
+Each process is given the manifest's env values translated so that they keep their in-cluster
+meaning on one machine's loopback interface:
+
+* `cart:7070`, `http://cart:7070/x`: a Service and one of its ports -> that port's relay;
+  a known Service on a port it does not expose -> a port where nothing listens (refused);
+  a host that is neither a Service nor localhost -> `<host>.invalid` (resolution fails, RFC 6761).
+* a listener port (a bare number in a variable named like *PORT*, or equal to a containerPort) ->
+  the instance's own port for that pod port; a pod port the manifest does not declare gets a fresh
+  port of its own, so a listener/Service disagreement refuses connections as it would in a pod.
+* `0.0.0.0` -> `127.0.0.1`: instances only ever listen on loopback.
+
+The manifest values themselves are never changed; read-back returns them untouched.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Callable, Mapping
+
+ADDRESS = re.compile(
+    r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)?(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]*):(?P<port>\d{1,5})"
+    r"(?P<rest>[/?#].*)?$"
+)
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})
+CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def service_name(host: str, namespace: str = "default") -> str:
+    """`cart`, `cart.default`, `cart.default.svc[.cluster.local]` -> `cart`."""
+    for suffix in CLUSTER_SUFFIXES:
+        if host.endswith(suffix):
+            host = host[: -len(suffix)]
+            break
+    name, _, ns = host.partition(".")
+    return name if ns in ("", namespace) or "." not in host else host
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        socket.inet_aton(host)
+    except OSError:
+        return False
+    return host.count(".") == 3
+
+
+def is_listener_var(name: str) -> bool:
+    return "PORT" in name.upper()
+
+
+# Resolves (service, port) -> loopback port: the relay, or a refusing port; None for an unknown host.
+Resolver = Callable[[str, int], "int | None"]
+
+
+def translate_value(
+    name: str,
+    value: str,
+    container_ports: frozenset[int],
+    pod_port: Callable[[int], int],
+    resolve: Resolver,
+) -> str:
+    """The value the process sees for the manifest's `name=value`."""
+    if value == "0.0.0.0":
+        return "127.0.0.1"
+    if value.isdigit() and 0 < int(value) < 65536:
+        if is_listener_var(name) or int(value) in container_ports:
+            return str(pod_port(int(value)))
+        return value
+    m = ADDRESS.match(value)
+    if not m:
+        return value
+    host, port = m["host"], int(m["port"])
+    if port == 0 or port > 65535:
+        return value
+    scheme, rest = m["scheme"] or "", m["rest"] or ""
+    if host in LOCAL_HOSTS:
+        return f"{scheme}127.0.0.1:{pod_port(port)}{rest}"
+    if _is_ip(host):
+        return value
+    target = resolve(service_name(host), port)
+    if target is None:
+        return f"{scheme}{host}.invalid:{port}{rest}"
+    return f"{scheme}127.0.0.1:{target}{rest}"
+
+
+def translate_env(
+    env: Mapping[str, str],
+    container_ports: frozenset[int],
+    pod_port: Callable[[int], int],
+    resolve: Resolver,
+) -> dict[str, str]:
+    return {k: translate_value(k, v, container_ports, pod_port, resolve) for k, v in env.items()}

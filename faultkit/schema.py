@@ -1,0 +1,94 @@
+"""The JSON Schemas that ship inside the package, and checking a located document against one."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from faultkit.yamlio import Located, Pointer
+
+SCHEMAS = ("entry", "app", "schedule", "release")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about one value of one document."""
+
+    path: str  # breadcrumb such as "target.service" or "scope[2]"
+    line: int
+    message: str
+    severity: str = "error"  # "error" or "warning"
+    rule: str = "schema"
+
+
+@cache
+def schema_text(name: str) -> str:
+    return resources.files("faultkit.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_text(name)))
+
+
+def breadcrumb(path: Pointer) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(document)"
+
+
+def check_document(located: Located, schema: str) -> list[Problem]:
+    """Every schema problem at once; unknown keys are warnings (the caller decides on --strict)."""
+    problems = [
+        Problem(breadcrumb(path), line, f"duplicate key {path[-1]!r}; the later value wins", "warning")
+        for path, line in located.duplicate_keys
+    ]
+    for error in sorted(validator(schema).iter_errors(located.data), key=lambda e: list(map(str, e.absolute_path))):
+        problems.extend(_explain(error, located))
+    return problems
+
+
+def _explain(error: ValidationError, located: Located) -> list[Problem]:
+    path: Pointer = tuple(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        return [
+            Problem(breadcrumb((*path, key)), located.line((*path, key)),
+                    f"unknown key {key!r}{_close(key, allowed)}", "warning", "unknown-key")
+            for key in extra
+        ]
+    return [Problem(breadcrumb(path), located.line(path), _message(error))]
+
+
+def _message(error: ValidationError) -> str:
+    v, found = error.validator, _show(error.instance)
+    if v == "enum":
+        return f"expected one of {', '.join(map(str, error.validator_value))}, found {found}"
+    if v == "type":
+        return f"expected {error.validator_value}, found {type(error.instance).__name__} {found}"
+    if v == "required":
+        return error.message.replace("is a required property", "is required")
+    if v == "pattern":
+        return f"{found} does not match the expected form {error.validator_value}"
+    if v == "const":
+        return f"expected {error.validator_value!r}, found {found}"
+    return error.message
+
+
+def _close(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
