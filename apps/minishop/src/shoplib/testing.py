@@ -11,7 +11,8 @@ from shoplib.http import App
 def running(app: App) -> Iterator[str]:
     """Serve `app` on 127.0.0.1:0 in a thread; yield its "host:port" address."""
     server = app.make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval makes shutdown (and thus each test) fast.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"127.0.0.1:{server.server_address[1]}"
