@@ -32,7 +32,7 @@ def test_argument_errors():
 
 def test_tcp_server():
     server = main.Server(("127.0.0.1", 0), main.Store(), "s3cret", Logger("t", io.StringIO()))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         with socket.create_connection(server.server_address, timeout=2) as sock:
             f = sock.makefile("rwb")
