@@ -1,0 +1,1 @@
+"""Validation: the staged admission protocol, screening rules, evidence bundles, judge, journal."""
