@@ -57,7 +57,7 @@ def is_listener_var(name: str) -> bool:
     return "PORT" in name.upper()
 
 
-# Resolves (service, port) -> loopback port: the relay, or a refusing port; None for an unknown host.
+# (service, port) -> loopback port: its relay, or a refusing port; None for an unknown host.
 Resolver = Callable[[str, int], "int | None"]
 
 

@@ -20,8 +20,16 @@ from faultkit.errors import InputError
 
 QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]i?|[kmgt])?$")
 FACTORS = {
-    None: 1, "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4,
-    "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4,
+    None: 1,
+    "k": 1000,
+    "K": 1000,
+    "M": 1000**2,
+    "G": 1000**3,
+    "T": 1000**4,
+    "Ki": 1024,
+    "Mi": 1024**2,
+    "Gi": 1024**3,
+    "Ti": 1024**4,
 }
 
 
@@ -31,7 +39,9 @@ def memory_bytes(text: object) -> int | None:
         return None
     m = QUANTITY.match(str(text).strip())
     if not m:
-        raise InputError(f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)")
+        raise InputError(
+            f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)"
+        )
     unit = m[2] if m[2] != "m" else None
     return int(float(m[1]) * FACTORS.get(unit, 1))
 
@@ -49,13 +59,25 @@ class Container:
 
 
 def container_of(spec: dict[str, Any]) -> Container:
-    command = [str(x) for x in (spec.get("command") or [])] + [str(x) for x in (spec.get("args") or [])]
+    command = [str(x) for x in (spec.get("command") or [])] + [
+        str(x) for x in (spec.get("args") or [])
+    ]
     if not command:
-        raise InputError(f"container {spec.get('name')!r}: no command; the local platform needs one")
-    env = tuple((str(e["name"]), str(e.get("value", ""))) for e in spec.get("env") or [] if "valueFrom" not in e)
-    ports = tuple((str(p.get("name", "")), int(p["containerPort"])) for p in spec.get("ports") or [])
+        raise InputError(
+            f"container {spec.get('name')!r}: no command; the local platform needs one"
+        )
+    env = tuple(
+        (str(e["name"]), str(e.get("value", "")))
+        for e in spec.get("env") or []
+        if "valueFrom" not in e
+    )
+    ports = tuple(
+        (str(p.get("name", "")), int(p["containerPort"])) for p in spec.get("ports") or []
+    )
     host_ports = tuple(
-        (int(p["hostPort"]), int(p["containerPort"])) for p in spec.get("ports") or [] if p.get("hostPort")
+        (int(p["hostPort"]), int(p["containerPort"]))
+        for p in spec.get("ports") or []
+        if p.get("hostPort")
     )
     limits = (spec.get("resources") or {}).get("limits") or {}
     return Container(
@@ -116,10 +138,19 @@ class Deployed:
         return int(self.workload(name).get("spec", {}).get("replicas", 1))
 
     def pod_labels(self, name: str) -> dict[str, str]:
-        return self.workload(name).get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {}) or {}
+        return (
+            self.workload(name)
+            .get("spec", {})
+            .get("template", {})
+            .get("metadata", {})
+            .get("labels", {})
+            or {}
+        )
 
     def containers(self, name: str) -> list[Container]:
-        return [container_of(c) for c in manifests.pod_spec(self.workload(name)).get("containers") or []]
+        return [
+            container_of(c) for c in manifests.pod_spec(self.workload(name)).get("containers") or []
+        ]
 
     def service_ports(self, name: str) -> list[dict[str, Any]]:
         return list(self.service(name).get("spec", {}).get("ports") or [])
@@ -128,7 +159,11 @@ class Deployed:
         selector = self.service(service).get("spec", {}).get("selector") or {}
         if not selector:
             return []
-        return [w for w in self.workloads() if all(self.pod_labels(w).get(k) == v for k, v in selector.items())]
+        return [
+            w
+            for w in self.workloads()
+            if all(self.pod_labels(w).get(k) == v for k, v in selector.items())
+        ]
 
     def read(self, workload: str, container: str, path: str) -> str | None:
         return manifests.get_field(manifests.find_container(self.docs(), workload, container), path)

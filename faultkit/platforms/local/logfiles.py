@@ -32,7 +32,10 @@ class LogWriter:
                 self._fh.flush()
 
     def event(self, level: str, message: str, **fields: object) -> None:
-        self.line(json.dumps({"level": level, "message": message, "source": "faultkit-local", **fields}), "e")
+        self.line(
+            json.dumps({"level": level, "message": message, "source": "faultkit-local", **fields}),
+            "e",
+        )
 
     def pump(self, stream: IO[bytes]) -> None:
         """Copy a process's output into the log until it closes (run in a thread)."""
@@ -68,7 +71,9 @@ def parse_line(line: str, service: str, instance: str) -> LogRecord | None:
     return LogRecord(ts, service, instance, level, raw, {})
 
 
-def read_records(path: Path, service: str, instance: str, since: float, until: float | None) -> list[LogRecord]:
+def read_records(
+    path: Path, service: str, instance: str, since: float, until: float | None
+) -> list[LogRecord]:
     out: list[LogRecord] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:

@@ -48,7 +48,10 @@ class Spawner:
             kwargs, fut = self._q.get()
             try:
                 proc = subprocess.Popen(
-                    start_new_session=True, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL, **kwargs
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                    stdin=subprocess.DEVNULL,
+                    **kwargs,
                 )
                 self._remember(proc.pid)
                 fut.set_result(proc)
@@ -80,7 +83,10 @@ def recorded_alive(record: Path) -> list[psutil.Process]:
         try:
             entry = json.loads(line)
             p = psutil.Process(int(entry["pid"]))
-            if abs(p.create_time() - float(entry["ctime"])) < 0.05 and p.status() != psutil.STATUS_ZOMBIE:
+            if (
+                abs(p.create_time() - float(entry["ctime"])) < 0.05
+                and p.status() != psutil.STATUS_ZOMBIE
+            ):
                 out.append(p)
         except (ValueError, KeyError, psutil.Error):
             continue

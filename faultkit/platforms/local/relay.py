@@ -57,8 +57,12 @@ class Relay:
                 return
             self._sock.listen(256)
             self._enabled = True
-            threading.Thread(target=self._accept_loop, args=(self._sock,), daemon=True,
-                             name=f"relay-{self.service}-{self.port}").start()
+            threading.Thread(
+                target=self._accept_loop,
+                args=(self._sock,),
+                daemon=True,
+                name=f"relay-{self.service}-{self.port}",
+            ).start()
 
     def disable(self) -> None:
         """Stop listening but keep the port bound: connecting is refused."""
