@@ -13,7 +13,11 @@ import traceback
 import click
 
 from faultkit import __version__
-from faultkit.commands import apps_cmds, catalog_cmds
+from faultkit.commands import (
+    apps_cmds,
+    catalog_cmds,
+    release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
+)
 from faultkit.errors import FaultkitError, UsageError
 
 

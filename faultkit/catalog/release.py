@@ -1,0 +1,251 @@
+"""`catalog build`: the published release of the admitted catalog.
+
+A release holds every entry whose admitting verdict is still current (the entry and its patch have
+not changed since, and the evidence bundle, where present, still verifies), the alias table the
+benchmark's localization scorer matches against, counts, bundle digests, and the entries left out
+with the reason. The same inputs give the same bytes: no clock is read here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.catalog.lint import discover, lint, load_entry_file
+from faultkit.catalog.model import Entry, thaw
+from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.vocab import CATEGORIES
+from faultkit.errors import FaultkitError, InputError, UsageError
+from faultkit.validators.bundle import read_verdict, verify_bundle
+from faultkit.workspace import Workspace
+from faultkit.yamlio import atomic_write, canonical_json
+
+FORMAT = "faultkit/release/v1"
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
+
+# Why an entry is left out of a release; the schema lists the same words.
+REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One catalog file as the release sees it."""
+
+    file: str
+    entry: Entry | None
+    errors: tuple[str, ...]  # lint errors, rendered
+
+
+@dataclass(frozen=True)
+class State:
+    """Whether an entry's verdict admits it now, and if not, why."""
+
+    status: str  # "admitted" or one of REASONS
+    detail: str = ""
+
+
+def verdict_state(workspace: Workspace, entry: Entry) -> State:
+    """Is the entry's admitting verdict current? Static: does not look at the bundle."""
+    v = entry.validation
+    if v is None:
+        return State("no-verdict", "never validated")
+    if v.verdict != "admitted":
+        failed = ", ".join(v.failed_rules) or "no rule recorded"
+        return State(v.verdict if v.verdict in REASONS else "rejected", f"{v.verdict}: {failed}")
+    if v.entry_digest != entry_digest(entry):
+        return State("stale-entry", "the entry changed after its verdict; validate it again")
+    if entry.code:
+        current = read_patch(safe_path(workspace.root, entry.code.patch, "code.patch")).digest
+        if v.patch_digest != current:
+            return State(
+                "stale-patch", f"{entry.code.patch} changed after the verdict; validate it again"
+            )
+    return State("admitted")
+
+
+def entry_digest(entry: Entry) -> str:
+    """What Entry.digest() means: sha256 of the entry's canonical JSON without `validation`.
+
+    Computed on thawed data because Entry.raw holds MappingProxyType values that json cannot
+    serialise (Entry.digest() raises TypeError on them at the time of writing).
+    """
+    body = {k: thaw(v) for k, v in entry.raw.items() if k != "validation"}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def check_bundle(workspace: Workspace, entry: Entry, file: str) -> str:
+    """The verified digest of the entry's bundle; the recorded one when the folder is not here.
+
+    A bundle that is present but does not match its verdict is an error, not an exclusion: a
+    release must never be published on evidence that was altered after the verdict.
+    """
+    v = entry.validation
+    assert v is not None
+    if not v.bundle:
+        return v.bundle_digest
+    try:
+        folder = safe_path(workspace.root, v.bundle, "validation.bundle")
+    except InputError as e:
+        raise InputError(f"{file}: {e}") from None
+    if not folder.is_dir():
+        return v.bundle_digest
+    try:
+        digest = verify_bundle(folder)
+        verdict = read_verdict(folder)
+    except InputError as e:
+        raise InputError(
+            f"{file}: validation.bundle: {e}; restore the bundle or validate again"
+        ) from None
+    if digest != v.bundle_digest:
+        raise InputError(
+            f"{file}: validation.bundle: {v.bundle} has digest {digest}, the verdict recorded "
+            f"{v.bundle_digest}; restore the bundle or validate again"
+        )
+    if verdict.get("fault") != entry.id or verdict.get("status") != "admitted":
+        raise InputError(
+            f"{file}: validation.bundle: {v.bundle} holds verdict {verdict.get('status')!r} for "
+            f"{verdict.get('fault')!r}, not an admission of {entry.id!r}"
+        )
+    return digest
+
+
+def candidates(workspace: Workspace) -> list[Candidate]:
+    """Every catalog file with its entry (when it loads) and its lint errors."""
+    report = lint(workspace)
+    errors: dict[str, list[str]] = defaultdict(list)
+    for f in report.findings:
+        if f.severity == "error":
+            errors[f.file].append(f"{f.path}: {f.message}")
+    out = []
+    for path in discover(workspace):
+        item, _ = load_entry_file(path, workspace)
+        out.append(Candidate(item.file, item.entry, tuple(errors.get(item.file, ()))))
+    return out
+
+
+def admitted(workspace: Workspace) -> tuple[list[tuple[Entry, str]], list[dict[str, str]]]:
+    """(entries admitted now with their bundle digest, excluded [{id, reason, detail}]), by id."""
+    included: list[tuple[Entry, str]] = []
+    excluded: list[dict[str, str]] = []
+    for c in candidates(workspace):
+        if c.entry is None or c.errors:
+            ident = c.entry.id if c.entry else Path(c.file).stem
+            excluded.append(
+                {"id": ident, "reason": "invalid", "detail": f"{c.file}: {c.errors[0]}"}
+            )
+            continue
+        state = verdict_state(workspace, c.entry)
+        if state.status != "admitted":
+            excluded.append({"id": c.entry.id, "reason": state.status, "detail": state.detail})
+            continue
+        included.append((c.entry, check_bundle(workspace, c.entry, c.file)))
+    included.sort(key=lambda pair: pair[0].id)
+    excluded.sort(key=lambda x: (x["id"], x["reason"]))
+    return included, excluded
+
+
+def alias_row(entry: Entry, app: AppDescriptor) -> dict[str, Any]:
+    """The names a localization scorer accepts for this fault's artifact and target service."""
+    spec = app.service(entry.target.service)
+    return {
+        "app": entry.app,
+        "artifact": {
+            "kind": entry.artifact.kind,
+            "ref": entry.artifact.ref,
+            "names": _unique([entry.artifact.ref, *entry.artifact.aliases]),
+        },
+        "service": {
+            "name": spec.name,
+            "workload": entry.target.workload or spec.workload,
+            "names": _unique([spec.name, *spec.aliases, spec.workload]),
+        },
+    }
+
+
+def _unique(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def counts(entries: list[Entry], apps: dict[str, AppDescriptor]) -> dict[str, Any]:
+    table = {
+        name: {"total": 0, "categories": dict.fromkeys(CATEGORIES, 0)} for name in sorted(apps)
+    }
+    for e in entries:
+        table[e.app]["total"] += 1
+        table[e.app]["categories"][e.category] += 1
+    return {"total": len(entries), "apps": table}
+
+
+def default_version(entries: list[Entry], body_digest: str) -> str:
+    """`<date of the newest verdict>.<8 hex of the content>`: same content, same version."""
+    dates = sorted(
+        re.sub(r"\D", "", (e.validation.at if e.validation else ""))[:8] for e in entries
+    )
+    day = dates[-1] if dates and len(dates[-1]) == 8 else "00000000"
+    return f"{day[:4]}.{day[4:6]}.{day[6:]}-{body_digest.removeprefix('sha256:')[:8]}"
+
+
+def build_release(workspace: Workspace, version: str | None = None) -> dict[str, Any]:
+    """The release as data, its digest computed; nothing is written."""
+    if version is not None and not VERSION_RE.match(version):
+        raise UsageError(
+            f"--version {version!r}: use letters, digits and . + _ - (it names the file)"
+        )
+    included, excluded = admitted(workspace)
+    entries = [e for e, _ in included]
+    apps = {name: load_app(workspace, name) for name in sorted({e.app for e in entries})}
+    release: dict[str, Any] = {
+        "schema": FORMAT,
+        "apps": {name: {"version": app.version} for name, app in apps.items()},
+        "entries": [thaw(e.raw) for e in entries],
+        "aliases": {e.id: alias_row(e, apps[e.app]) for e in entries},
+        "counts": counts(entries, apps),
+        "bundles": {e.id: digest for e, digest in included},
+        "excluded": excluded,
+    }
+    release["version"] = version or default_version(entries, _digest(release))
+    release["digest"] = _digest(release)
+    return release
+
+
+def _digest(release: dict[str, Any]) -> str:
+    body = {k: v for k, v in release.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def verify_release(release: dict[str, Any]) -> None:
+    """Raise when the release's digest does not match its content (a consumer's first check)."""
+    if release.get("digest") != _digest(release):
+        raise InputError("release digest does not match its content; the file was altered")
+
+
+def release_text(release: dict[str, Any]) -> str:
+    return json.dumps(release, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_release(release: dict[str, Any], out_dir: Path) -> Path:
+    """Write dist/catalog-<version>.json atomically; a folder that cannot be written is one line."""
+    path = out_dir / f"catalog-{release['version']}.json"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(
+            f"{out_dir}: cannot create the release folder ({e.strerror}); pass --out DIR"
+        ) from None
+    if not out_dir.is_dir():
+        raise InputError(f"{out_dir}: is not a folder; pass --out DIR")
+    try:
+        atomic_write(path, release_text(release))
+    except PermissionError as e:
+        raise InputError(
+            f"{out_dir}: cannot write the release ({e.strerror}); pass --out DIR"
+        ) from None
+    except FaultkitError:
+        raise
+    return path
