@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +21,58 @@ Pointer = tuple[str | int, ...]
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
-class Located:
-    """A loaded document with the 1-based line of each value, keyed by its path."""
+class _DupLoader(_FAST_LOADER):  # type: ignore[misc,valid-type]
+    """Notes keys spelt twice in one mapping (PyYAML silently keeps the later one)."""
 
-    data: Any
-    lines: dict[Pointer, int]
-    duplicate_keys: tuple[tuple[Pointer, int], ...] = ()
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[str, int]] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key in seen:
+                self.duplicates.append((str(key), key_node.start_mark.line + 1))
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class Located:
+    """A loaded document; the 1-based line of each value is worked out only when a finding needs it."""
+
+    def __init__(self, data: Any, text: str | None = None, has_duplicates: bool = False) -> None:
+        self.data = data
+        self._text = text
+        self._lines: dict[Pointer, int] | None = None
+        self._dups: tuple[tuple[Pointer, int], ...] | None = None if has_duplicates else ()
+
+    def _compose(self) -> None:
+        node = yaml.compose(self._text or "", Loader=_FAST_LOADER)
+        lines: dict[Pointer, int] = {(): 1}
+        dups: list[tuple[Pointer, int]] = []
+        if node is not None:
+            _construct(yaml.SafeLoader(""), node, (), lines, dups)
+        self._lines, self._dups = lines, tuple(dups)
+
+    @property
+    def lines(self) -> dict[Pointer, int]:
+        if self._lines is None:
+            self._compose()
+        return self._lines  # type: ignore[return-value]
+
+    @property
+    def duplicate_keys(self) -> tuple[tuple[Pointer, int], ...]:
+        if self._dups is None:
+            self._compose()
+        return self._dups  # type: ignore[return-value]
 
     def line(self, path: Pointer) -> int:
         """The line of `path`, or of its nearest ancestor that exists."""
-        while path not in self.lines and path:
+        lines = self.lines
+        while path not in lines and path:
             path = path[:-1]
-        return self.lines.get(path, 1)
+        return lines.get(path, 1)
 
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
@@ -56,21 +94,19 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
 
 
 def load_located(path: Path, max_bytes: int = MAX_BYTES) -> Located:
-    """Parse one YAML document, keeping line numbers; errors name the file and line."""
+    """Parse one YAML document; errors name the file and line."""
     text = read_text(path, max_bytes)
+    loader = _DupLoader(text)
     try:
-        node = yaml.compose(text, Loader=_FAST_LOADER)
+        data = loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise InputError(f"{where}: malformed YAML: {problem}") from None
-    if node is None:
-        return Located(None, {(): 1})
-    lines: dict[Pointer, int] = {}
-    dups: list[tuple[Pointer, int]] = []
-    data = _construct(yaml.SafeLoader(""), node, (), lines, dups)
-    return Located(data, lines, tuple(dups))
+    finally:
+        loader.dispose()
+    return Located(data, text, bool(loader.duplicates))
 
 
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: Pointer, lines: dict, dups: list) -> Any:

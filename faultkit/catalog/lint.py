@@ -51,6 +51,13 @@ class Context:
     workspace: Workspace
     _apps: dict[str, AppDescriptor | FaultkitError] = field(default_factory=dict)
     _manifests: dict[str, list[Doc] | FaultkitError] = field(default_factory=dict)
+    _app_names: list[str] | None = None
+
+    @property
+    def app_names(self) -> list[str]:
+        if self._app_names is None:
+            self._app_names = app_names(self.workspace)
+        return self._app_names
 
     def app(self, name: str) -> AppDescriptor:
         if name not in self._apps:
@@ -100,7 +107,8 @@ def discover(workspace: Workspace, paths: Iterable[Path] = ()) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file()))
+            # a folder named like an entry is reported by the loader, not silently skipped
+            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
         else:
             out.append(p)  # a missing or odd file is reported by the loader, with its name
     return out
@@ -185,8 +193,8 @@ def _display(path: Path, workspace: Workspace) -> str:
 
 
 def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if e.app not in app_names(ctx.workspace):
-        yield "app", f"{e.app!r} is not an application of this catalog{suggest(e.app, app_names(ctx.workspace))}"
+    if e.app not in ctx.app_names:
+        yield "app", f"{e.app!r} is not an application of this catalog{suggest(e.app, ctx.app_names)}"
         return
     app = ctx.app(e.app)
     names = app.service_names
@@ -212,7 +220,7 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
 
 
 def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if not e.code or e.app not in app_names(ctx.workspace):
+    if not e.code or e.app not in ctx.app_names:
         return
     try:
         path = safe_path(ctx.workspace.root, e.code.patch, "patch")
@@ -233,7 +241,7 @@ def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
 
 
 def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if not e.config or e.app not in app_names(ctx.workspace):
+    if not e.config or e.app not in ctx.app_names:
         return
     c = e.config
     try:
