@@ -93,9 +93,7 @@ ThreadingHTTPServer(ADDRESS, H).serve_forever()
 """
 
 
-def manifest(
-    name: str, port: int, env: dict[str, str], replicas: int = 1, memory: str = "128Mi"
-) -> str:
+def manifest(name: str, port: int, env: dict[str, str], replicas: int = 1, memory: str = "128Mi") -> str:
     env_yaml = "".join(f'            - {{name: {k}, value: "{v}"}}\n' for k, v in env.items())
     return textwrap.dedent(f"""\
     apiVersion: apps/v1
@@ -177,3 +175,26 @@ def platform(workspace: Workspace) -> Iterator[LocalPlatform]:
 def up(platform: LocalPlatform) -> LocalPlatform:
     platform.up("fix", replicas=0, timeout=30)
     return platform
+
+
+def wait_for(cond, timeout: float = 15.0, every: float = 0.1):  # noqa: ANN001, ANN201
+    """Poll `cond` until it returns something truthy; fail the test after `timeout` seconds."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"condition not met within {timeout}s")
+
+
+def get(url: str, timeout: float = 10.0) -> tuple[int, str]:
+    import requests
+
+    try:
+        r = requests.get(url, timeout=timeout)
+        return r.status_code, r.text
+    except requests.RequestException as e:
+        return 0, str(e)

@@ -45,9 +45,7 @@ def unsupported(action: str) -> Unsupported:
     )
 
 
-def int_param(
-    params: dict[str, Any], name: str, low: int, high: int, default: int | None = None
-) -> int:
+def int_param(params: dict[str, Any], name: str, low: int, high: int, default: int | None = None) -> int:
     value = params.get(name, default)
     try:
         n = int(value)  # type: ignore[arg-type]
@@ -74,9 +72,7 @@ class ActiveAction:
     instances: list[str]
     runners: list[Runner] = field(default_factory=list)
     helpers: list[tuple[Runner, subprocess.Popen[bytes]]] = field(default_factory=list)
-    relays: list[tuple[Relay, float, float]] = field(
-        default_factory=list
-    )  # (relay, delay, loss) before
+    relays: list[tuple[Relay, float, float]] = field(default_factory=list)  # (relay, delay, loss) before
 
     def revert(self) -> None:
         if self.action == "instance-failure":
@@ -94,9 +90,7 @@ def pick(instances: list[Instance], params: dict[str, Any], default_mode: str) -
     if wanted:
         chosen = [i for i in instances if i.id == wanted]
         if not chosen:
-            raise InputError(
-                f"instance {wanted!r} is not running; running: {[i.id for i in instances]}"
-            )
+            raise InputError(f"instance {wanted!r} is not running; running: {[i.id for i in instances]}")
         return chosen
     mode = str(params.get("mode", default_mode))
     if mode not in ("one", "all"):

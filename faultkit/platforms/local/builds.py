@@ -39,9 +39,7 @@ def _files(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:
             yield (Path(prefix) / rel_dir / name).as_posix(), path
 
 
-def source_files(
-    source_root: Path, service_folder: str, common: tuple[str, ...]
-) -> list[tuple[str, Path]]:
+def source_files(source_root: Path, service_folder: str, common: tuple[str, ...]) -> list[tuple[str, Path]]:
     """(relative path in the build, source file) for the service folder and the common folders."""
     base = source_root / service_folder
     if not base.is_dir():
@@ -94,9 +92,7 @@ class BuildStore:
         tmp.write_text(json.dumps(entries, indent=1))
         os.replace(tmp, self.index_path)
 
-    def build(
-        self, service: str, source_root: Path, service_folder: str, common: tuple[str, ...]
-    ) -> Build:
+    def build(self, service: str, source_root: Path, service_folder: str, common: tuple[str, ...]) -> Build:
         files = source_files(source_root, service_folder, common)
         hexd = digest(files)
         dest = self.root / hexd
@@ -132,9 +128,7 @@ class BuildStore:
             raise InputError(f"{build_id!r} is not a build id (expected sha256:<hex>)")
         path = self.root / hexd
         if not path.is_dir():
-            raise PlatformError(
-                f"build {build_id} is not known to the local platform; build it first"
-            )
+            raise PlatformError(f"build {build_id} is not known to the local platform; build it first")
         return path
 
     def contains(self, build_id: str, text: str) -> bool:

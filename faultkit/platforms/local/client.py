@@ -30,10 +30,7 @@ from faultkit.platforms.local.processes import recorded_alive, signal_group, wai
 from faultkit.platforms.local.state import LocalState
 from faultkit.workspace import Workspace
 
-ERRORS = {
-    name: getattr(errors, name)
-    for name in ("UsageError", "InputError", "PlatformError", "Unsupported")
-}
+ERRORS = {name: getattr(errors, name) for name in ("UsageError", "InputError", "PlatformError", "Unsupported")}
 
 
 class LocalPlatform:
@@ -44,9 +41,7 @@ class LocalPlatform:
 
     name = "local"
 
-    def __init__(
-        self, workspace: Workspace, app: str | None = None, environ: Mapping[str, str] = os.environ
-    ) -> None:
+    def __init__(self, workspace: Workspace, app: str | None = None, environ: Mapping[str, str] = os.environ) -> None:
         self.workspace = workspace
         self.state = LocalState(workspace.state_dir)
         self.store = BuildStore(self.state.builds)
@@ -74,12 +69,8 @@ class LocalPlatform:
 
     def _start_supervisor(self, app: str, replicas: int) -> subprocess.Popen[bytes]:
         env = dict(self.environ)
-        package_root = str(
-            Path(__file__).resolve().parents[3]
-        )  # so `-m faultkit...` imports this copy
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_root, env.get("PYTHONPATH", "")) if p
-        )
+        package_root = str(Path(__file__).resolve().parents[3])  # so `-m faultkit...` imports this copy
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         with open(self.state.supervisor_log, "ab") as log:
             return subprocess.Popen(
                 [
@@ -127,8 +118,7 @@ class LocalPlatform:
                     raise PlatformError(self._not_ready_message(status, waiting, timeout))
             elif time.time() > deadline:
                 raise PlatformError(
-                    f"the local supervisor did not start within {timeout:g}s; "
-                    f"see {self.state.supervisor_log}"
+                    f"the local supervisor did not start within {timeout:g}s; see {self.state.supervisor_log}"
                 )
             time.sleep(0.2)
 
@@ -138,16 +128,15 @@ class LocalPlatform:
         first = waiting[0]
         insts = status["services"][first]["instances"]
         lines = tail(self.state.logs / f"{insts[0]['id']}.log", 5) if insts else []
-        return (
-            f"{', '.join(waiting)} did not become ready within {timeout:g}s; "
-            f"last lines of {first}'s log: " + (" | ".join(lines) if lines else "(empty)")
+        return f"{', '.join(waiting)} did not become ready within {timeout:g}s; last lines of {first}'s log: " + (
+            " | ".join(lines) if lines else "(empty)"
         )
 
     def down(self) -> None:
         info = self.state.read_info()
         if info is not None:
             try:
-                self._call("shutdown", timeout=10)
+                self._call("shutdown", 10)
             except PlatformError:
                 pass
             try:
@@ -165,9 +154,7 @@ class LocalPlatform:
         for p in alive:
             signal_group(p.pid, signal.SIGKILL)
         if wait_gone(alive, 15):
-            raise PlatformError(
-                f"processes {[p.pid for p in alive]} of the local platform would not exit"
-            )
+            raise PlatformError(f"processes {[p.pid for p in alive]} of the local platform would not exit")
 
     def is_up(self) -> bool:
         return self.state.read_info() is not None
@@ -186,9 +173,7 @@ class LocalPlatform:
     def instances(self, service: str | None = None) -> list[Instance]:
         services = self._call("status")["services"]
         if service is not None and service not in services:
-            raise errors.InputError(
-                f"{service!r} is not a service of the app on the local platform"
-            )
+            raise errors.InputError(f"{service!r} is not a service of the app on the local platform")
         return [
             Instance(
                 id=i["id"],
@@ -218,12 +203,7 @@ class LocalPlatform:
     def pids(self, service: str | None = None) -> dict[str, list[int]]:
         """The live pids of each instance (its container processes and attached helpers)."""
         services = self._call("status")["services"]
-        return {
-            i["id"]: i["pids"]
-            for name, v in services.items()
-            if service in (None, name)
-            for i in v["instances"]
-        }
+        return {i["id"]: i["pids"] for name, v in services.items() if service in (None, name) for i in v["instances"]}
 
     # -- builds and rollouts ----------------------------------------------------------------
     def build(self, service: str, source_root: str | None = None) -> Build:
@@ -250,9 +230,7 @@ class LocalPlatform:
     def read_field(self, workload: str, container: str, path: str) -> str | None:
         return self._call("read_field", workload=workload, container=container, path=path)
 
-    def patch_field(
-        self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0
-    ) -> None:
+    def patch_field(self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0) -> None:
         self._call(
             "patch_field",
             timeout + 30,
@@ -295,11 +273,9 @@ class LocalPlatform:
             return str(info["app"])
         if self.default_app:
             return self.default_app
-        raise PlatformError(
-            "nothing is up on the local platform and no app was given; run `faultkit up` first"
-        )
+        raise PlatformError("nothing is up on the local platform and no app was given; run `faultkit up` first")
 
-    def _call(self, method: str, timeout: float = 30.0, **args: Any) -> Any:
+    def _call(self, method: str, wait: float = 30.0, /, **args: Any) -> Any:
         info = self.state.read_info()
         if info is None:
             raise PlatformError("nothing is up on the local platform; run `faultkit up` first")
@@ -308,7 +284,7 @@ class LocalPlatform:
                 f"http://127.0.0.1:{info['port']}/call",
                 json={"method": method, "args": args},
                 headers={TOKEN_HEADER: info["token"]},
-                timeout=timeout,
+                timeout=wait,
             )
             body = r.json()
         except (requests.RequestException, ValueError):
@@ -318,6 +294,4 @@ class LocalPlatform:
             ) from None
         if body.get("ok"):
             return body.get("result")
-        raise ERRORS.get(body.get("kind"), PlatformError)(
-            body.get("message", "unknown supervisor error")
-        )
+        raise ERRORS.get(body.get("kind"), PlatformError)(body.get("message", "unknown supervisor error"))

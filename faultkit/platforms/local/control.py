@@ -24,12 +24,8 @@ def serve(target: Any, token: str) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path != "/call" or not hmac.compare_digest(
-                self.headers.get(TOKEN_HEADER, ""), token
-            ):
-                self._send(
-                    403, {"ok": False, "kind": "PlatformError", "message": "bad token or path"}
-                )
+            if self.path != "/call" or not hmac.compare_digest(self.headers.get(TOKEN_HEADER, ""), token):
+                self._send(403, {"ok": False, "kind": "PlatformError", "message": "bad token or path"})
                 return
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
@@ -37,9 +33,7 @@ def serve(target: Any, token: str) -> ThreadingHTTPServer:
                 if method not in target.API:
                     raise KeyError(method)
             except (ValueError, KeyError, TypeError):
-                self._send(
-                    400, {"ok": False, "kind": "PlatformError", "message": "malformed request"}
-                )
+                self._send(400, {"ok": False, "kind": "PlatformError", "message": "malformed request"})
                 return
             try:
                 result = getattr(target, method)(**args)

@@ -39,9 +39,7 @@ def memory_bytes(text: object) -> int | None:
         return None
     m = QUANTITY.match(str(text).strip())
     if not m:
-        raise InputError(
-            f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)"
-        )
+        raise InputError(f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)")
     unit = m[2] if m[2] != "m" else None
     return int(float(m[1]) * FACTORS.get(unit, 1))
 
@@ -59,25 +57,13 @@ class Container:
 
 
 def container_of(spec: dict[str, Any]) -> Container:
-    command = [str(x) for x in (spec.get("command") or [])] + [
-        str(x) for x in (spec.get("args") or [])
-    ]
+    command = [str(x) for x in (spec.get("command") or [])] + [str(x) for x in (spec.get("args") or [])]
     if not command:
-        raise InputError(
-            f"container {spec.get('name')!r}: no command; the local platform needs one"
-        )
-    env = tuple(
-        (str(e["name"]), str(e.get("value", "")))
-        for e in spec.get("env") or []
-        if "valueFrom" not in e
-    )
-    ports = tuple(
-        (str(p.get("name", "")), int(p["containerPort"])) for p in spec.get("ports") or []
-    )
+        raise InputError(f"container {spec.get('name')!r}: no command; the local platform needs one")
+    env = tuple((str(e["name"]), str(e.get("value", ""))) for e in spec.get("env") or [] if "valueFrom" not in e)
+    ports = tuple((str(p.get("name", "")), int(p["containerPort"])) for p in spec.get("ports") or [])
     host_ports = tuple(
-        (int(p["hostPort"]), int(p["containerPort"]))
-        for p in spec.get("ports") or []
-        if p.get("hostPort")
+        (int(p["hostPort"]), int(p["containerPort"])) for p in spec.get("ports") or [] if p.get("hostPort")
     )
     limits = (spec.get("resources") or {}).get("limits") or {}
     return Container(
@@ -90,6 +76,12 @@ def container_of(spec: dict[str, Any]) -> Container:
         liveness=spec.get("livenessProbe"),
         host_ports=host_ports,
     )
+
+
+def _bare(workload: str) -> str:
+    """`Deployment/cart` -> `cart`; `Service/<name>` stays as it is."""
+    kind, sep, name = workload.partition("/")
+    return name if sep and kind in manifests.WORKLOAD_KINDS else workload
 
 
 class Deployed:
@@ -138,19 +130,10 @@ class Deployed:
         return int(self.workload(name).get("spec", {}).get("replicas", 1))
 
     def pod_labels(self, name: str) -> dict[str, str]:
-        return (
-            self.workload(name)
-            .get("spec", {})
-            .get("template", {})
-            .get("metadata", {})
-            .get("labels", {})
-            or {}
-        )
+        return self.workload(name).get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {}) or {}
 
     def containers(self, name: str) -> list[Container]:
-        return [
-            container_of(c) for c in manifests.pod_spec(self.workload(name)).get("containers") or []
-        ]
+        return [container_of(c) for c in manifests.pod_spec(self.workload(name)).get("containers") or []]
 
     def service_ports(self, name: str) -> list[dict[str, Any]]:
         return list(self.service(name).get("spec", {}).get("ports") or [])
@@ -159,13 +142,10 @@ class Deployed:
         selector = self.service(service).get("spec", {}).get("selector") or {}
         if not selector:
             return []
-        return [
-            w
-            for w in self.workloads()
-            if all(self.pod_labels(w).get(k) == v for k, v in selector.items())
-        ]
+        return [w for w in self.workloads() if all(self.pod_labels(w).get(k) == v for k, v in selector.items())]
 
     def read(self, workload: str, container: str, path: str) -> str | None:
+        workload = _bare(workload)
         return manifests.get_field(manifests.find_container(self.docs(), workload, container), path)
 
     def patch(self, workload: str, container: str, path: str, value: str | None) -> str:
@@ -178,13 +158,16 @@ class Deployed:
             body["spec"] = manifests.set_field(body.get("spec", {}), path, value)
             self._write(("Service", name))
             return workload
+        workload = _bare(workload)
         body = self.workload(workload)
         key = next(k for k, v in self.objects.items() if v is body)
         spec = manifests.pod_spec(body)
         containers = spec.get("containers") or []
         for i, c in enumerate(containers):
             if c.get("name") == container:
-                containers[i] = manifests.set_field(c, path, value)
+                changed = manifests.set_field(c, path, value)
+                container_of(changed)  # refuse what the local kubelet could not run, before applying
+                containers[i] = changed
                 break
         else:
             manifests.find_container(self.docs(), workload, container)  # raises with a good message

@@ -69,9 +69,7 @@ class Runner:
         self._lock = threading.Lock()
         self._threads = [
             threading.Thread(target=self._run, daemon=True, name=f"run-{inst.id}-{container.name}"),
-            threading.Thread(
-                target=self._probe_loop, daemon=True, name=f"probe-{inst.id}-{container.name}"
-            ),
+            threading.Thread(target=self._probe_loop, daemon=True, name=f"probe-{inst.id}-{container.name}"),
         ]
 
     def start(self) -> None:
@@ -94,9 +92,7 @@ class Runner:
                 )
                 self.started_at = time.time()
                 self._oom = False
-            threading.Thread(
-                target=self.inst.log.pump, args=(self.proc.stdout,), daemon=True
-            ).start()
+            threading.Thread(target=self.inst.log.pump, args=(self.proc.stdout,), daemon=True).start()
             rc = self._watch(self.proc)
             if self._stop.is_set():
                 return
@@ -125,9 +121,7 @@ class Runner:
             if rc is not None:
                 return rc
             if limit is not None and not self._stop.is_set():
-                rss = processes.tree_rss(
-                    [proc.pid, *(h.pid for h in self.helpers if h.poll() is None)]
-                )
+                rss = processes.tree_rss([proc.pid, *(h.pid for h in self.helpers if h.poll() is None)])
                 if rss > limit:
                     self._oom = True
                     self.inst.log.event(
@@ -198,9 +192,7 @@ class Runner:
                     self.ready = True
                 else:
                     fails["ready"] += 1
-                    if not self.ready or fails["ready"] >= int(
-                        readiness.get("failureThreshold", 3)
-                    ):
+                    if not self.ready or fails["ready"] >= int(readiness.get("failureThreshold", 3)):
                         self.ready = False
             if (
                 alive
@@ -298,12 +290,8 @@ class Instance:
             cports = frozenset(n for _, n in c.ports)
             env = {k: environ[k] for k in BASE_ENV if k in environ}
             env.update(translate_env(dict(c.env), cports, self.pod_port, resolve))
-            env.update(
-                {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOSTNAME": self.id}
-            )
-            argv = [
-                sys.executable if a in PYTHONS and i == 0 else a for i, a in enumerate(c.command)
-            ]
+            env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOSTNAME": self.id})
+            argv = [sys.executable if a in PYTHONS and i == 0 else a for i, a in enumerate(c.command)]
             self.runners.append(Runner(self, c, Launch(argv, self.build_dir, env)))
         for r in self.runners:
             r.start()

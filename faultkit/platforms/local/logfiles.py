@@ -71,9 +71,7 @@ def parse_line(line: str, service: str, instance: str) -> LogRecord | None:
     return LogRecord(ts, service, instance, level, raw, {})
 
 
-def read_records(
-    path: Path, service: str, instance: str, since: float, until: float | None
-) -> list[LogRecord]:
+def read_records(path: Path, service: str, instance: str, since: float, until: float | None) -> list[LogRecord]:
     out: list[LogRecord] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:

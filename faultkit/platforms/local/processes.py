@@ -83,10 +83,7 @@ def recorded_alive(record: Path) -> list[psutil.Process]:
         try:
             entry = json.loads(line)
             p = psutil.Process(int(entry["pid"]))
-            if (
-                abs(p.create_time() - float(entry["ctime"])) < 0.05
-                and p.status() != psutil.STATUS_ZOMBIE
-            ):
+            if abs(p.create_time() - float(entry["ctime"])) < 0.05 and p.status() != psutil.STATUS_ZOMBIE:
                 out.append(p)
         except (ValueError, KeyError, psutil.Error):
             continue

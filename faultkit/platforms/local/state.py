@@ -54,9 +54,8 @@ class LocalState:
             return None
         try:
             proc = psutil.Process(int(info["pid"]))
-            if (
-                proc.status() == psutil.STATUS_ZOMBIE
-                or "faultkit.platforms.local.supervisor" not in " ".join(proc.cmdline())
+            if proc.status() == psutil.STATUS_ZOMBIE or "faultkit.platforms.local.supervisor" not in " ".join(
+                proc.cmdline()
             ):
                 return None
         except (psutil.Error, KeyError, ValueError):

@@ -53,9 +53,7 @@ class Supervisor:
         }
     )
 
-    def __init__(
-        self, workspace: Workspace, app: str, replicas: int, environ: dict[str, str]
-    ) -> None:
+    def __init__(self, workspace: Workspace, app: str, replicas: int, environ: dict[str, str]) -> None:
         self.state = LocalState(workspace.state_dir)
         self.workspace, self.app_name, self.replicas_override, self.environ = (
             workspace,
@@ -101,9 +99,7 @@ class Supervisor:
         for w in dep.workloads():
             spec = by_workload.get(w)
             if spec is None:
-                raise InputError(
-                    f"{app.manifests_dir}: workload {w!r} is not a service of {app.name}'s app.yaml"
-                )
+                raise InputError(f"{app.manifests_dir}: workload {w!r} is not a service of {app.name}'s app.yaml")
             if spec.source is None or app.source_dir is None:
                 raise Unsupported(
                     f"service {spec.name!r} has no source in {app.name}'s app.yaml, so the local "
@@ -113,17 +109,13 @@ class Supervisor:
             self.roll_locks[w] = threading.Lock()
             self.counter[w] = itertools.count()
         for w, spec in self.specs.items():
-            self.current_build[w] = self.store.build(
-                spec.name, app.source_dir, spec.source, app.common
-            ).id
+            self.current_build[w] = self.store.build(spec.name, app.source_dir, spec.source, app.common).id
         for svc in dep.services():
             self._sync_relays(svc)
         self._bind_host_ports()
         for w in self.specs:
             with self.lock:
-                self.active[w] = [
-                    self._new_instance(w, self.current_build[w]) for _ in range(self._replicas(w))
-                ]
+                self.active[w] = [self._new_instance(w, self.current_build[w]) for _ in range(self._replicas(w))]
 
     def _replicas(self, workload: str) -> int:
         assert self.deployed is not None
@@ -192,9 +184,7 @@ class Supervisor:
         with self.lock:
             for n in numbers:
                 if (service, n) not in self.relays:
-                    self.relays[(service, n)] = Relay(
-                        service, n, free_port(), self._endpoints(service, n)
-                    )
+                    self.relays[(service, n)] = Relay(service, n, free_port(), self._endpoints(service, n))
                 self.relays[(service, n)].enable()
             for (svc, n), relay in self.relays.items():
                 if svc == service and n not in numbers:
@@ -256,11 +246,11 @@ class Supervisor:
         names.sort(key=lambda s: s != service)
         for svc in names:
             for p in self.deployed.service_ports(svc):
-                if port is None or int(p["port"]) == port:
-                    return f"http://127.0.0.1:{self.relays[(svc, int(p['port']))].listen_port}"
+                relay = self.relays.get((svc, int(p["port"])))
+                if relay is not None and (port is None or relay.port == port):
+                    return f"http://127.0.0.1:{relay.listen_port}"
         raise PlatformError(
-            f"service {service!r} exposes no Service port{'' if port is None else f' {port}'} "
-            "on the local platform"
+            f"service {service!r} exposes no Service port{'' if port is None else f' {port}'} on the local platform"
         )
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
@@ -284,9 +274,7 @@ class Supervisor:
                 self.current_build[w] = previous
                 raise PlatformError(f"{e}; rolled back to build {previous[:19]}") from None
 
-    def patch_field(
-        self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0
-    ) -> None:
+    def patch_field(self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0) -> None:
         assert self.deployed is not None
         changed = self.deployed.patch(workload, container, path, value)
         if changed.startswith("Service/"):
@@ -310,8 +298,7 @@ class Supervisor:
                 self.active[w] = old
             _stop_all(new)
             raise PlatformError(
-                f"rollout of {self.specs[w].name} to build {build_id[:19]} did not become "
-                f"ready within {timeout:g}s"
+                f"rollout of {self.specs[w].name} to build {build_id[:19]} did not become ready within {timeout:g}s"
             )
         with self.lock:
             self.active[w] = new
@@ -342,9 +329,7 @@ class Supervisor:
         instances = list(self.active.get(w, []))
         default_mode = "one" if action in ("instance-kill", "instance-failure") else "all"
         chosen = (
-            act.pick(instances, params, default_mode)
-            if action not in ("network-delay", "network-loss")
-            else instances
+            act.pick(instances, params, default_mode) if action not in ("network-delay", "network-loss") else instances
         )
         handle = f"{action}-{next(self.handles)}"
         record = act.ActiveAction(handle, action, service, [i.id for i in chosen])
@@ -362,9 +347,7 @@ class Supervisor:
             argv, count = act.helper_argv(action, params)
             for i in chosen:
                 for _ in range(count):
-                    helper = self.spawner.spawn(
-                        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-                    )
+                    helper = self.spawner.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     i.runners[0].attach(helper)
                     record.helpers.append((i.runners[0], helper))
         else:
