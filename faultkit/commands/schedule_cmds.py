@@ -1,0 +1,133 @@
+"""`faultkit schedule ...`: export a seeded fault schedule, and show what one holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.errors import UsageError
+from faultkit.schedules import document
+from faultkit.schedules.params import PRESETS, check_seed, preset
+from faultkit.schedules.plot import COLOURS
+from faultkit.schedules.sources import load_release, newest_release, working_tree
+from faultkit.schedules.summary import summarize, timeline
+
+
+@click.group()
+def schedule() -> None:
+    """Seeded fault schedules that a benchmark runtime replays."""
+
+
+@schedule.command("export")
+@click.option("--app", required=True, help="Application whose faults are scheduled.")
+@click.option("--seed", required=True, help="Integer seed (0 to 2**64-1); same seed, same schedule.")
+@click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)), default="main",
+              show_default=True, help="main: ~60 faults over 60+30 min; light-10; light-5.")
+@click.option("--faults", type=int, help="Target number of faults (overrides the preset).")
+@click.option("--injection-minutes", type=float, help="Minutes during which faults arrive.")
+@click.option("--observation-minutes", type=float, help="Minutes after that with no injection.")
+@click.option("--ramp", type=float, help="End intensity over start intensity (reference 4).")
+@click.option("--release", "release_file", type=click.Path(path_type=Path),
+              help="Catalog release to draw from (default: the newest dist/catalog-*.json).")
+@click.option("--catalog", "from_catalog", is_flag=True,
+              help="Draw from the schema-valid entries under catalog/<app>/ instead of a release.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Output file (default: schedules/<app>-<preset>-seed<seed>.json).")
+@json_option
+def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
+               injection_minutes: float | None, observation_minutes: float | None,
+               ramp: float | None, release_file: Path | None, from_catalog: bool,
+               out: Path | None, as_json: bool) -> None:
+    """Draw a seeded schedule for one app and write it as JSON (faultkit/schedule/v1).
+
+    Categories follow the production shares renormalised over the app's categories; arrivals
+    rise linearly to --ramp times their initial rate; each fault stays 4 to 12 minutes; the
+    clock moves in 120-s agent invocations. Same release, app, options and seed: same bytes.
+    A file named by the preset gets a "-custom" suffix when options override the preset.
+
+    Example: faultkit schedule export --app minishop --seed 7 --preset light-10 --catalog
+    """
+    if release_file and from_catalog:
+        raise UsageError("--release and --catalog both given; draw from one of them")
+    number = check_seed(seed)
+    overrides = {"faults": faults, "injection_minutes": injection_minutes,
+                 "observation_minutes": observation_minutes, "ramp": ramp}
+    params = preset(preset_name, **overrides)
+    ws = None if release_file and out else workspace()
+    if from_catalog:
+        source = working_tree(ws, app)  # type: ignore[arg-type]
+    else:
+        source = load_release(release_file or newest_release(ws))  # type: ignore[arg-type]
+    doc = document.build(source, app, params, number)
+    custom = "-custom" if any(v is not None for v in overrides.values()) else ""
+    path = out or ws.schedules_dir / f"{app}-{preset_name}{custom}-seed{number}.json"  # type: ignore[union-attr]
+    document.write(doc, path)
+    stats = doc["stats"]
+    if as_json:
+        print_json({"file": str(path), "release": doc["release"], "app": app, "seed": number,
+                    "params": doc["params"], "stats": stats})
+        return
+    console().print(
+        f"{path}: {stats['injected']} faults for {app} from release {source.version}, "
+        f"{stats['invocations']} invocations, mean {stats['mean_active']:.2f} active, "
+        f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws")
+
+
+@schedule.command("show")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--png", type=click.Path(path_type=Path),
+              help="Also plot active faults over time, by category (needs faultkit[plot]).")
+@json_option
+def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
+    """Summarise a schedule: counts, category mix against its targets, concurrency, timeline.
+
+    The mean is over every invocation of the run (injection and observation), counting the
+    faults active during each; the peak is the largest such count.
+
+    Example: faultkit schedule show schedules/minishop-main-seed7.json --png seed7.png
+    """
+    doc = document.load(file)
+    summary = summarize(doc)
+    if png:
+        from faultkit.schedules.plot import write_png
+
+        write_png(doc, png)
+    if as_json:
+        print_json({**summary, "png": str(png) if png else None})
+        return
+    _print_summary(doc, summary, png)
+
+
+def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
+    out = console()
+    out.print(f"{s['app']} schedule, preset {s['preset']}, seed {s['seed']}, release "
+              f"{s['release']['version']} ({s['release']['digest'][:19]}...)")
+    out.print(f"{s['injected']} injected, {s['reverted']} reverted, {s['skipped_draws']} skipped "
+              f"draws; {s['invocations']} invocations every {s['interval_s']} s; active faults: "
+              f"mean {s['mean_active']:.2f}, peak {s['peak_active']} at invocation "
+              f"{s['peak_invocation']}")
+    table = Table("category", "faults", "share", "target", "diff (pp)")
+    for category, m in s["mix"].items():
+        table.add_row(category, str(m["count"]), f"{100 * m['share']:.1f}%",
+                      f"{100 * m['target']:.1f}%", f"{m['error_pp']:+.1f}")
+    out.print(table)
+    out.print(f"mean absolute error of the mix: {s['mix_mae_pp']:.1f} pp")
+    out.print(Text("timeline (one row per invocation; a block per active fault):", style="bold"))
+    for row in timeline(doc):
+        line = Text(f"{row.invocation:>3} {row.t // 60:>3}m {row.phase[:3]} ")
+        for category in row.active:
+            line.append("█", style=COLOURS.get(category, "white"))
+        line.append(f" {len(row.active)}")
+        if row.injected or row.reverted:
+            line.append(f"  +{len(row.injected)} -{row.reverted}", style="dim")
+        out.print(line)
+    legend = Text("legend: ")
+    for category, colour in COLOURS.items():
+        legend.append("█ ", style=colour).append(f"{category}  ")
+    out.print(legend)
+    if png:
+        out.print(f"plot written to {png}")
