@@ -17,7 +17,6 @@ from faultkit.commands import (
     apps_cmds,
     catalog_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
-    schedule_cmds,
 )
 from faultkit.errors import FaultkitError, UsageError
 
@@ -30,7 +29,6 @@ def main_group() -> None:
 
 main_group.add_command(catalog_cmds.catalog)
 main_group.add_command(apps_cmds.apps)
-main_group.add_command(schedule_cmds.schedule)
 
 
 def main(argv: list[str] | None = None) -> int:
