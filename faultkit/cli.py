@@ -16,7 +16,9 @@ from faultkit import __version__
 from faultkit.commands import (
     apps_cmds,
     catalog_cmds,
+    platform_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
+    schedule_cmds,
 )
 from faultkit.errors import FaultkitError, UsageError
 
@@ -29,6 +31,8 @@ def main_group() -> None:
 
 main_group.add_command(catalog_cmds.catalog)
 main_group.add_command(apps_cmds.apps)
+platform_cmds.register(main_group)  # up, status, down
+main_group.add_command(schedule_cmds.schedule)
 
 
 def main(argv: list[str] | None = None) -> int:
