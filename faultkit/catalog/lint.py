@@ -12,6 +12,7 @@ from pathlib import Path
 
 from faultkit.apps.descriptor import AppDescriptor, app_names, load_app, suggest
 from faultkit.apps.manifests import Doc, find_container, get_field, load_manifests
+from faultkit.authoring.leakage import check_leakage, check_todo
 from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import Entry, entry_from_data
 from faultkit.catalog.patches import read_patch, safe_path
@@ -282,7 +283,7 @@ def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
             yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"
 
 
-ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_direct]
+ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_direct, check_leakage]
 
 
 # -------------------------------------------------------------- catalog rules
@@ -315,4 +316,4 @@ def check_location(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, 
             yield item, "id", f"an entry with id {e.id!r} of app {e.app!r} belongs at catalog/{e.app}/{e.id}.yaml"
 
 
-CATALOG_RULES: list[CatalogRule] = [check_unique_ids, check_duplicates, check_location]
+CATALOG_RULES: list[CatalogRule] = [check_unique_ids, check_duplicates, check_location, check_todo]

@@ -1,0 +1,170 @@
+"""Every config and direct fault the rules allow for an application, each a ready-to-validate entry.
+
+Config: every dependency address (a port change and a host change), every credential written in a
+manifest, every resource limit, every Service target port (callers and listener disagree), every
+address or credential cleared. Direct: every action the platform can carry out, at the action's
+first level. Traffic sources (services nobody calls that are not the entry, such as a load
+generator) are left out: a fault there is not a fault of the application.
+Ids are derived from the change, so a second run finds the same ids and skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifests, pod_spec
+from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
+from faultkit.authoring.config import dependency_of, password_like, plan_config
+from faultkit.authoring.direct import plan_direct
+from faultkit.catalog.config_rules import ADDRESS, PASSWORD, QUANTITY, refusal
+from faultkit.catalog.model import entry_from_data
+from faultkit.catalog.vocab import ACTIONS
+from faultkit.errors import FaultkitError
+from faultkit.workspace import Workspace
+
+SUFFIX = {"dependency-port": "port", "connection-host": "host", "connection-password": "password",
+          "cleared-value": "cleared", "resource-limit": "limit", "port-mismatch": "target-port"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    data: dict[str, Any]
+    status: str  # "new", "exists" (the id's file is there) or "duplicate" (another entry makes the change)
+    note: str = ""
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+
+@dataclass(frozen=True)
+class Change:
+    workload: str
+    container: str | None
+    field: str
+    new: str
+    kind: str
+
+
+def traffic_sources(app: AppDescriptor) -> set[str]:
+    return {s for s in app.service_names if s != app.entry and not app.callers(s)}
+
+
+def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
+    by_workload = {s.workload: s.name for s in app.services}
+    skip = traffic_sources(app)
+    for doc in docs:
+        if doc.kind in WORKLOAD_KINDS and by_workload.get(doc.name) not in (None, *skip):
+            for c in pod_spec(doc.body).get("containers") or []:
+                yield from _container_changes(app, doc.name, c)
+        elif doc.kind == "Service" and doc.name in app.service_names and doc.name not in skip:
+            yield from _service_changes(doc)
+
+
+def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> Iterator[Change]:
+    name = str(c.get("name"))
+    for item in c.get("env") or []:
+        field = f"env.{item.get('name')}"
+        value = item.get("value")
+        if not isinstance(value, str) or not value or refusal(c, field):
+            continue
+        m = ADDRESS.match(value)
+        if m and dependency_of(app, value):
+            yield Change(workload, name, field, _new_port(app, value, m), "dependency-port")
+            host = m.group(1)
+            yield Change(workload, name, field, value.replace(host, _new_host(host), 1), "connection-host")
+            yield Change(workload, name, field, "", "cleared-value")
+        elif PASSWORD.search(str(item.get("name"))):
+            yield Change(workload, name, field, password_like(f"{workload}/{field}/{value}"), "connection-password")
+            yield Change(workload, name, field, "", "cleared-value")
+    for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
+        if resource in ("cpu", "memory") and QUANTITY.match(str(value)):
+            yield Change(workload, name, f"resources.limits.{resource}", _lower(str(value)), "resource-limit")
+
+
+def _service_changes(doc: Doc) -> Iterator[Change]:
+    for i, port in enumerate(doc.body.get("spec", {}).get("ports") or []):
+        target = port.get("targetPort", port.get("port"))
+        if "targetPort" in port and isinstance(target, int):
+            key = port.get("name") or str(i)
+            yield Change(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1), "port-mismatch")
+
+
+def _new_port(app: AppDescriptor, value: str, m: Any) -> str:
+    """The next port nothing of the dependency listens on: reads like a typo or a stale default."""
+    dep = app.service(dependency_of(app, value) or "")
+    used = {p.port for p in dep.ports}
+    port = int(m.group(2)) + 1
+    while port in used:
+        port += 1
+    return value[: m.start(2)] + str(port) + value[m.end(2):]
+
+
+def _new_host(host: str) -> str:
+    first, dot, rest = host.partition(".")
+    return f"{first}-svc{dot}{rest}"  # a naming-convention mismatch that does not resolve
+
+
+def _lower(quantity: str) -> str:
+    """A quarter of a memory limit, a tenth of a CPU limit: a plausible tightening gone too far."""
+    number = "".join(ch for ch in quantity if ch.isdigit() or ch == ".")
+    unit = quantity[len(number):]
+    if unit in ("Gi", "G"):
+        scale, small = (1024, "Mi") if unit == "Gi" else (1000, "M")
+        return f"{max(1, int(float(number) * scale / 4))}{small}"
+    if unit == "m" or unit == "":
+        millis = float(number) * (1 if unit == "m" else 1000)
+        return f"{max(10, int(millis / 10))}m"
+    return f"{max(1, int(float(number) / 4))}{unit}"
+
+
+def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Candidate]:
+    app = load_app(ws, app_name)
+    docs = load_manifests(app.manifests_dir)
+    existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
+    out: list[Candidate] = []
+    for ch in config_changes(app, docs):
+        base = slug(app.name, ch.workload, ch.field)
+        suffix = SUFFIX[ch.kind]
+        entry_id = (base if base.endswith(suffix) else f"{base}-{suffix}")[:80].strip("-")
+        try:
+            data = plan_config(ws, app.name, ch.workload, ch.container, ch.field, ch.new, ch.kind, entry_id,
+                               unique=False)
+        except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
+            out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
+            continue
+        out.append(_status(ws, data, existing))
+    skip = traffic_sources(app)
+    for service in app.service_names:
+        if service in skip:
+            continue
+        for action in ACTIONS.values():
+            if platform in action.platforms:
+                entry_id = slug(app.name, service, action.name)[:80].strip("-")
+                data = plan_direct(ws, app.name, service, action.name, entry_id=entry_id, unique=False, app=app)
+                out.append(_status(ws, data, existing))
+    return out
+
+
+def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str]) -> Candidate:
+    if entry_path(ws, data["app"], data["id"]).exists():
+        return Candidate(data, "exists", f"catalog/{data['app']}/{data['id']}.yaml exists")
+    same = existing.get(entry_from_data(data).change_key)
+    if same:
+        return Candidate(data, "duplicate", f"{same} makes the same change")
+    return Candidate(data, "new")
+
+
+def write_candidates(ws: Workspace, found: list[Candidate]) -> list[Path]:
+    """Write the new ones; never overwrite."""
+    written = []
+    for c in found:
+        if c.status == "new":
+            path = entry_path(ws, c.data["app"], c.id)
+            write_new(path, render(c.data))
+            written.append(path)
+    return written
