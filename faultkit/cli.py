@@ -15,6 +15,7 @@ import click
 from faultkit import __version__
 from faultkit.commands import (
     apps_cmds,
+    author_cmds,  # also adds `apps import`
     catalog_cmds,
     platform_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
@@ -31,6 +32,7 @@ def main_group() -> None:
 
 main_group.add_command(catalog_cmds.catalog)
 main_group.add_command(apps_cmds.apps)
+main_group.add_command(author_cmds.author)
 platform_cmds.register(main_group)  # up, status, down
 main_group.add_command(schedule_cmds.schedule)
 

@@ -1,0 +1,229 @@
+"""`faultkit apps import`: an application descriptor derived from real Kubernetes manifests.
+
+Deployments, StatefulSets and DaemonSets are the services; a Service belongs to the workloads whose
+pod template labels contain its selector (Helm's app.kubernetes.io/* labels included). An env value
+that is an address (host:port, or a URL) whose host names a Service (also svc.ns,
+svc.ns.svc.cluster.local) is a dependency edge; `$(VAR)` references are expanded from the same
+container's env first. Telemetry settings (OTEL_* and the like) are reported apart: an exporter
+endpoint is not a request path. A service whose dependencies cannot be seen in the manifests (it
+finds them through a registry at run time, or names nobody and nobody names it) is reported as
+unresolved, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
+from faultkit.catalog.config_rules import TELEMETRY
+from faultkit.errors import InputError
+
+_ADDR = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+.-]*)://)?(?:[^@/\s]*@)?(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*)"
+                   r"(?::(?P<port>\d{1,5}))?(?:[/?#].*)?$")
+_VAR = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
+REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
+TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
+LOCAL = re.compile(r"^(localhost|[0-9.]+)$")
+ENTRY_NAMES = re.compile(r"frontend|gateway|proxy|ui|web", re.I)
+
+
+@dataclass
+class Workload:
+    kind: str
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    containers: list[dict[str, Any]]
+    services: list[Doc] = field(default_factory=list)
+
+    @property
+    def service_name(self) -> str:
+        """The name callers use: its Service named like it, else its first regular Service."""
+        for doc in self.services:
+            if doc.name == self.name:
+                return doc.name
+        regular = [d for d in self.services if d.body.get("spec", {}).get("clusterIP") != "None"]
+        return (regular or self.services)[0].name if self.services else self.name
+
+
+@dataclass(frozen=True)
+class Imported:
+    descriptor: dict[str, Any]
+    unresolved: tuple[tuple[str, str], ...]  # (service, why its dependencies are not visible)
+    telemetry: tuple[tuple[str, str], ...]  # edges through telemetry settings, left out
+    external: tuple[tuple[str, str], ...]  # (service, address) naming no Service of the manifests
+    files: tuple[Path, ...]
+
+
+def load(files: Iterable[Path]) -> list[Doc]:
+    docs: list[Doc] = []
+    for path in files:
+        for doc in load_manifest_file(path):
+            if doc.kind == "List":  # `kubectl get -o yaml` output wraps objects in a List
+                items = doc.body.get("items") or []
+                docs += [Doc(str(i.get("kind")), str((i.get("metadata") or {}).get("name", "")), i, path, doc.line)
+                         for i in items if isinstance(i, dict) and i.get("kind")]
+            else:
+                docs.append(doc)
+    return docs
+
+
+def _workloads(docs: list[Doc]) -> list[Workload]:
+    out = []
+    for d in docs:
+        if d.kind in WORKLOAD_KINDS:
+            meta = d.body.get("spec", {}).get("template", {}).get("metadata", {}) or {}
+            out.append(Workload(d.kind, d.name, _ns(d), {str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+                                list(pod_spec(d.body).get("containers") or [])))
+    for s in (d for d in docs if d.kind == "Service"):
+        selector = {str(k): str(v) for k, v in (s.body.get("spec", {}).get("selector") or {}).items()}
+        for w in out:
+            if selector and selector.items() <= w.labels.items() and _ns(s) in ("", w.namespace):
+                w.services.append(s)
+    return out
+
+
+def _ns(doc: Doc) -> str:
+    return str((doc.body.get("metadata") or {}).get("namespace") or "")
+
+
+def resolve(host: str, names: set[str]) -> str | None:
+    """The Service a host names: `cart`, `cart.shop`, `cart.shop.svc`, `cart.shop.svc.cluster.local`."""
+    host = host.lower().rstrip(".")
+    if host in names:
+        return host
+    parts = host.split(".")
+    if len(parts) >= 2 and parts[2:] in ([], ["svc"], ["svc", "cluster", "local"]) and parts[0] in names:
+        return parts[0]
+    return None
+
+
+def addresses(env_name: str, value: str) -> list[tuple[str, bool]]:
+    """(host, written as an address) for each host an env value names: URLs and host:port are
+    addresses; a bare host counts only in a *_HOST-like variable."""
+    hosts = []
+    for token in re.split(r"[,;\s]+", value.strip()):
+        m = _ADDR.match(token)
+        if m and (m.group("scheme") or m.group("port")):
+            hosts.append((m.group("host"), True))
+        elif m and HOST_NAME.search(env_name):
+            hosts.append((m.group("host"), False))
+    return hosts
+
+
+def expand(value: str, env: dict[str, str]) -> str:
+    return _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), value).replace("$$(", "$(")
+
+
+def import_manifests(name: str, files: list[Path]) -> Imported:
+    docs = load(files)
+    workloads = _workloads(docs)
+    if not workloads:
+        raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found")
+    owner = {s.name: w.service_name for w in workloads for s in w.services}
+    svc_names = {d.name for d in docs if d.kind == "Service"}
+    edges: list[tuple[str, str]] = []
+    telemetry: list[tuple[str, str]] = []
+    external: list[tuple[str, str]] = []
+    registry_users: dict[str, str] = {}
+    for w in workloads:
+        caller = w.service_name
+        for c in w.containers:
+            env: dict[str, str] = {}
+            for item in c.get("env") or []:
+                if not isinstance(item, dict) or not isinstance(item.get("value"), str | int):
+                    continue
+                var, value = str(item.get("name")), expand(str(item["value"]), env)
+                env[var] = value
+                for host, explicit in addresses(var, value):
+                    target = resolve(host, svc_names)
+                    callee = owner.get(target) if target else None
+                    if callee is None:
+                        if explicit and not LOCAL.match(host) and not TELEMETRY.search(var):
+                            external.append((caller, value))
+                    elif callee != caller:
+                        (telemetry if TELEMETRY.search(var) else edges).append((caller, callee))
+                        if REGISTRY.search(target) or REGISTRY.search(var):
+                            registry_users.setdefault(caller, target)
+    edges = list(dict.fromkeys(edges))
+    services = [_service(w) for w in workloads]
+    names = [s["name"] for s in services]
+    unresolved = _unresolved(names, edges, registry_users)
+    descriptor = {
+        "schema": "faultkit/app/v1", "name": name, "version": _version(workloads),
+        "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
+        "manifests": "manifests",
+        "entry": _entry(docs, workloads, names, edges),
+        "services": services,
+        "edges": [list(e) for e in edges],
+    }
+    return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(telemetry)),
+                    tuple(dict.fromkeys(external)), tuple(files))
+
+
+def _service(w: Workload) -> dict[str, Any]:
+    primary = next((d for d in w.services if d.name == w.service_name), None)
+    ports = []
+    for i, p in enumerate((primary.body.get("spec", {}).get("ports") or []) if primary else []):
+        if isinstance(p, dict) and isinstance(p.get("port"), int):
+            ports.append({"name": str(p.get("name") or f"port-{i}"), "port": p["port"]})
+    labels = [w.labels.get(k, "") for k in ("app.kubernetes.io/name", "app.kubernetes.io/component", "app")]
+    aliases = [a for a in dict.fromkeys([*(d.name for d in w.services), w.name, *labels]) if a and a != w.service_name]
+    out: dict[str, Any] = {"name": w.service_name, "workload": {"kind": w.kind, "name": w.name},
+                           "containers": [str(c.get("name")) for c in w.containers], "ports": ports}
+    if aliases:
+        out["aliases"] = aliases
+    return out
+
+
+def _unresolved(names: list[str], edges: list[tuple[str, str]], registry: dict[str, str]) -> list[tuple[str, str]]:
+    out = []
+    linked = {n for e in edges for n in e}
+    for n in names:
+        if n in registry:
+            out.append((n, f"finds its dependencies through the registry {registry[n]!r} at run time; "
+                           "add its edges by hand"))
+        elif len(names) > 1 and n not in linked:
+            out.append((n, "its manifest names no dependency and no other service names it; "
+                           "its dependencies are not visible in the manifests"))
+    return out
+
+
+def _version(workloads: list[Workload]) -> str:
+    tags = Counter(str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
+                   if ":" in str(c.get("image", "")).rpartition("/")[2])
+    return tags.most_common(1)[0][0] if tags else "0.0.0"
+
+
+def _entry(docs: list[Doc], workloads: list[Workload], names: list[str], edges: list[tuple[str, str]]) -> str:
+    """Where users come in: a LoadBalancer/NodePort Service's workload, else what a traffic source
+    calls, else a front-looking name, else the service that reaches the most others."""
+    for w in workloads:
+        if any(d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services):
+            return w.service_name
+    callers = {b: [a for a, x in edges if x == b] for b in names}
+    for source in (n for n in names if not callers[n] and TRAFFIC.search(n)):
+        called = [b for a, b in edges if a == source]
+        if called:
+            return called[0]
+    fronts = [n for n in names if ENTRY_NAMES.search(n) and not TRAFFIC.search(n)]
+    if fronts:
+        return fronts[0]
+    return max(names, key=lambda n: (len(_reach(n, edges)), -names.index(n)))
+
+
+def _reach(start: str, edges: list[tuple[str, str]]) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        current = todo.pop()
+        for a, b in edges:
+            if a == current and b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return seen
