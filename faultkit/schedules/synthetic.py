@@ -12,6 +12,14 @@ from typing import Any
 
 from faultkit.catalog.vocab import CATEGORY_SHARES
 
+ALL = tuple(CATEGORY_SHARES)
+
+
+def tuple_without(*left_out: str) -> tuple[str, ...]:
+    """Every category but the ones named (an app whose catalog lacks them)."""
+    return tuple(c for c in ALL if c not in left_out)
+
+
 _DIRECT = {"infrastructure": ("cpu-stress", "memory-stress", "instance-kill", "instance-failure"),
            "database-network": ("network-delay", "network-loss")}
 _CONFIG = {"dependency": ("dependency-port", "connection-host"),

@@ -29,7 +29,9 @@ def source() -> Source:
 @pytest.mark.parametrize("app, name, seed", CASES)
 def test_schedule_bytes_are_pinned(app: str, name: str, seed: int, tmp_path: Path):
     out = tmp_path / "s.json"
-    document.write(document.build(source(), app, preset(name), seed), out)
+    doc = document.build(source(), app, preset(name), seed)
+    assert document.problems(doc) == []
+    document.write(doc, out)
     golden = GOLDEN / f"{app}-{name}-seed{seed}.json"
     if os.environ.get("FAULTKIT_UPDATE_GOLDEN"):
         golden.write_bytes(out.read_bytes())
