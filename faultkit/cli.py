@@ -17,6 +17,7 @@ from faultkit.commands import (
     apps_cmds,
     author_cmds,  # also adds `apps import`
     catalog_cmds,
+    gate_cmds,
     platform_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
     schedule_cmds,
@@ -35,6 +36,7 @@ main_group.add_command(apps_cmds.apps)
 main_group.add_command(author_cmds.author)
 platform_cmds.register(main_group)  # up, status, down
 main_group.add_command(schedule_cmds.schedule)
+main_group.add_command(gate_cmds.gate_cmd)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,95 @@
+"""`faultkit gate`: the CI check for catalog pull requests."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.gate.core import GateResult, find_validator, run_gate
+from faultkit.gate.github import annotations, step_summary
+from faultkit.gate.junit import failure_text, write_junit
+
+
+@click.command("gate")
+@click.option("--base", "base", required=True, metavar="REF", help="What the pull request is compared against.")
+@click.option("--junit", "junit", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@click.option("--github", is_flag=True, help="Print GitHub Actions annotations (and a step summary).")
+@click.option(
+    "--validate/--no-validate",
+    default=False,
+    show_default=True,
+    help="Also run the admission protocol on each changed entry (needs a platform).",
+)
+@json_option
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, as_json: bool) -> None:
+    """Lint (and with --validate, validate) the entries and patches changed since REF.
+
+    Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
+    in the entries that use them. Each changed entry is checked together with the whole catalog's
+    invariants (unique ids, no duplicate changes). Exits 1 when any changed entry is rejected.
+
+    Example: faultkit gate --base origin/main --junit gate.xml --github
+    """
+    ws = workspace()
+    result = run_gate(ws, base, find_validator() if validate else None)
+    if junit:
+        write_junit(result, junit)
+    if github:
+        for line in annotations(result):
+            click.echo(line)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(step_summary(result))
+    if as_json:
+        print_json(_as_data(result))
+    else:
+        _render(result)
+    raise SystemExit(0 if result.passed else 1)
+
+
+def _as_data(result: GateResult) -> dict:
+    return {
+        "base": result.changes.base,
+        "head": result.changes.head,
+        "passed": result.passed,
+        "notes": list(result.notes),
+        "cases": [
+            {
+                "id": c.id,
+                "file": c.file,
+                "why": c.why,
+                "passed": c.passed,
+                "validation": c.validation,
+                "recorded": c.recorded,
+                "failed_rules": list(c.failed_rules),
+                "findings": [dataclasses.asdict(f) for f in c.findings],
+            }
+            for c in result.cases
+        ],
+    }
+
+
+def _render(result: GateResult) -> None:
+    out = console()
+    table = Table(title=f"faultkit gate: {result.changes.base[:10]}..{result.changes.head[:10]}")
+    for col in ("entry", "why", "lint", "validation", "recorded verdict", "result"):
+        table.add_column(col)
+    for c in result.cases:
+        lint_cell = f"[red]{len(c.errors)} errors[/red]" if c.errors else "ok"
+        verdict = "[green]pass[/green]" if c.passed else "[red]rejected[/red]"
+        table.add_row(c.id, c.why, lint_cell, c.validation, c.recorded or "-", verdict)
+    if result.cases:
+        out.print(table)
+    for c in result.cases:
+        if not c.passed:
+            out.print(f"[red]{c.id}[/red]\n{failure_text(c)}", markup=True, highlight=False)
+    for note in result.notes:
+        out.print(f"note: {note}", markup=False)
+    rejected = sum(not c.passed for c in result.cases)
+    out.print(f"{len(result.cases)} changed entries, {rejected} rejected")

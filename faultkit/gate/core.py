@@ -1,0 +1,138 @@
+"""The gate's core: changed entries (and entries whose patch changed), linted against the whole
+catalog's invariants, validated when a validator is given. Returns data; commands render it."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faultkit.catalog.lint import Finding, discover, lint, load_entry_file
+from faultkit.catalog.model import Entry
+from faultkit.catalog.release import verdict_state
+from faultkit.errors import FaultkitError, UsageError
+from faultkit.gate.changes import Changes, changes
+from faultkit.gate.crosscheck import cross_check
+from faultkit.workspace import Workspace
+
+# A validator runs the admission protocol on one entry and returns its verdict as data:
+# {"status": "admitted" | "rejected" | "flaky", "rules": [{"rule", "passed", "measured", ...}]}.
+Validator = Callable[[Workspace, Entry], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One changed entry (one JUnit testcase)."""
+
+    file: str  # workspace-relative
+    id: str
+    why: str  # "changed" or "patch changed: <path>"
+    findings: tuple[Finding, ...] = ()
+    validation: str = "skipped"  # "skipped", "admitted", "rejected", "flaky", "error"
+    failed_rules: tuple[str, ...] = ()
+    recorded: str = ""  # the entry's own verdict state (admitted, stale-entry, no-verdict, ...)
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def passed(self) -> bool:
+        return not self.errors and self.validation in ("skipped", "admitted")
+
+
+@dataclass(frozen=True)
+class GateResult:
+    changes: Changes
+    cases: tuple[Case, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cases)
+
+
+def find_validator() -> Validator:
+    """faultkit.validators.run.validate_fault, adapted to the gate's Validator signature."""
+    try:
+        module = importlib.import_module("faultkit.validators.run")
+        validate_fault = module.validate_fault
+    except (ImportError, AttributeError):
+        raise UsageError(
+            "--validate needs faultkit.validators.run.validate_fault, which this "
+            "faultkit does not have; run the gate with --no-validate"
+        ) from None
+
+    def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
+        verdict = validate_fault(workspace, entry.id)
+        return verdict if isinstance(verdict, Mapping) else vars(verdict)
+
+    return run
+
+
+def entries_using(workspace: Workspace, patches: tuple[str, ...]) -> dict[str, str]:
+    """{entry file: patch} for the catalog entries whose code.patch is one of `patches`."""
+    if not patches:
+        return {}
+    out: dict[str, str] = {}
+    for path in discover(workspace):
+        text = path.read_text("utf-8", errors="replace")
+        hits = [p for p in patches if p in text]  # a cheap filter; the loaded entry decides
+        if not hits:
+            continue
+        item, _ = load_entry_file(path, workspace)
+        if item.entry and item.entry.code and item.entry.code.patch in hits:
+            out[item.file] = item.entry.code.patch
+    return out
+
+
+def run_gate(workspace: Workspace, base: str, validator: Validator | None = None) -> GateResult:
+    ch = changes(workspace, base)
+    why = dict.fromkeys(ch.entries, "changed")
+    users = entries_using(workspace, ch.patches)
+    for file, patch in users.items():
+        why.setdefault(file, f"patch changed: {patch}")
+    used = set(users.values())
+    notes = [f"{p}: no entry uses this patch" for p in ch.patches if p not in used]
+    notes += [f"{f}: entry removed" for f in ch.removed]
+    found: list[Finding] = []
+    if why:
+        report = lint(workspace)  # the whole catalog, read once; see gate/crosscheck.py
+        found = [f for f in report.findings if f.file in why]
+        found += cross_check(workspace, why, report.entries)
+    by_file: dict[str, list[Finding]] = {}
+    for f in dict.fromkeys(found):  # lint and cross_check may report the same finding
+        by_file.setdefault(f.file, []).append(f)
+    cases = [_case(workspace, file, why[file], tuple(by_file.get(file, ())), validator) for file in sorted(why)]
+    return GateResult(ch, tuple(cases), tuple(notes))
+
+
+def _case(
+    workspace: Workspace, file: str, why: str, findings: tuple[Finding, ...], validator: Validator | None
+) -> Case:
+    item, _ = load_entry_file(workspace.root / file, workspace)
+    entry = item.entry
+    ident = entry.id if entry else Path(file).stem
+    case = Case(file, ident, why, findings)
+    if entry is None or case.errors:
+        return case
+    try:
+        recorded = verdict_state(workspace, entry).status
+    except FaultkitError:
+        recorded = "unknown"
+    if validator is None:
+        return Case(file, ident, why, findings, "skipped", (), recorded)
+    try:
+        verdict = validator(workspace, entry)
+    except FaultkitError as e:
+        extra = Finding(file, 1, "(validation)", str(e), "error", "validation")
+        return Case(file, ident, why, (*findings, extra), "error", (), recorded)
+    failed = tuple(_rule_text(r) for r in verdict.get("rules", ()) if not r.get("passed", False))
+    return Case(file, ident, why, findings, str(verdict.get("status", "rejected")), failed, recorded)
+
+
+def _rule_text(rule: Mapping[str, Any]) -> str:
+    text = f"{rule.get('rule')}: measured {rule.get('measured')!r}, threshold {rule.get('threshold')!r}"
+    return f"{text} ({rule['detail']})" if rule.get("detail") else text
