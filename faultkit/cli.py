@@ -21,6 +21,7 @@ from faultkit.commands import (
     platform_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
     schedule_cmds,
+    validate_cmds,
 )
 from faultkit.errors import FaultkitError, UsageError
 
@@ -34,9 +35,11 @@ def main_group() -> None:
 main_group.add_command(catalog_cmds.catalog)
 main_group.add_command(apps_cmds.apps)
 main_group.add_command(author_cmds.author)
-platform_cmds.register(main_group)  # up, status, down
 main_group.add_command(schedule_cmds.schedule)
 main_group.add_command(gate_cmds.gate_cmd)
+platform_cmds.register(main_group)  # up, status, down
+for command in (validate_cmds.validate_cmd, validate_cmds.judge_cmd, validate_cmds.recover_cmd):
+    main_group.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,7 +129,7 @@ class Entry:
             c = self.config
             return ("config", self.app, c.workload, c.container, c.field, str(c.new))
         if self.direct:
-            params = canonical_json(dict(self.direct.params))
+            params = canonical_json(thaw(self.direct.params))
             return ("direct", self.app, self.target.service, self.level, self.direct.action, params)
         assert self.code
         return ("code", self.app, self.target.service, self.code.patch)
@@ -145,7 +145,7 @@ class Entry:
 
     def digest(self) -> str:
         """Digest of the entry's content without its validation record (which the verdict writes)."""
-        body = {k: v for k, v in self.raw.items() if k != "validation"}
+        body = {k: thaw(v) for k, v in self.raw.items() if k != "validation"}
         return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 

@@ -1,1 +1,19 @@
 """Platforms: where an application runs. One protocol (base.Platform), several implementations."""
+
+from __future__ import annotations
+
+from faultkit.errors import UsageError
+from faultkit.platforms.base import Platform
+from faultkit.workspace import Workspace
+
+PLATFORMS = ("local",)
+
+
+def get_platform(name: str, workspace: Workspace) -> Platform:
+    if name == "local":
+        from faultkit.platforms.local import local_platform
+
+        return local_platform(workspace)
+    if name in ("docker", "kubernetes"):
+        raise UsageError(f"the {name} platform is not part of this release yet; use --platform local")
+    raise UsageError(f"unknown platform {name!r}; choose one of: {', '.join(PLATFORMS)}")

@@ -1,0 +1,113 @@
+"""`faultkit validate`, `faultkit judge`, `faultkit recover`: admission with sealed evidence."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.errors import UsageError
+from faultkit.platforms import PLATFORMS, get_platform
+from faultkit.validators.journal import Journal, recover
+from faultkit.validators.judge import verify_and_judge
+from faultkit.validators.pipeline import Params, validate
+
+
+def seconds(text: str) -> float:
+    """'300', '20s', '5m', '1.5m' -> seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min)?\s*", text)
+    if not m:
+        raise UsageError(f"{text!r} is not a duration; write it like 20s or 5m")
+    return float(m.group(1)) * (60 if m.group(2) in ("m", "min") else 1)
+
+
+platform_option = click.option("--platform", "platform_name", default="local", show_default=True,
+                               type=click.Choice(PLATFORMS), help="Where the application runs.")
+
+
+@click.command("validate")
+@click.option("--fault", "fault_id", required=True, help="The id of the catalog entry to validate.")
+@click.option("--window", default="5m", show_default=True, help="Length of each observation window (e.g. 20s, 5m).")
+@click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
+@click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
+@click.option("--evidence", type=click.Path(path_type=Path), help="Folder for the bundle (default evidence/<fault>/).")
+@click.option("--timeout", "timeout_s", type=float, help="Give up (and revert) after this many seconds.")
+@click.option("--no-record", is_flag=True, help="Do not write the verdict into the catalog entry.")
+@platform_option
+@json_option
+def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
+                 no_record: bool, platform_name: str, as_json: bool) -> None:
+    """Prove a fault on the running application: inject, observe, revert, judge.
+
+    Exits 0 when admitted, 1 when rejected or flaky.
+
+    Example: faultkit validate --fault minishop-cart-store-port --window 20s
+    """
+    ws = workspace()
+    params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
+    out = console(stderr=True)
+    with out.status("starting") as status:
+        def progress(stage: str, detail: str) -> None:
+            status.update(f"[bold]{fault_id}[/bold] {stage}: {detail}")
+
+        verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
+                                   timeout_s, record=not no_record)
+    if as_json:
+        print_json({**verdict, "bundle": str(folder)})
+    else:
+        render_verdict(verdict, folder)
+    raise SystemExit(0 if verdict["status"] == "admitted" else 1)
+
+
+def render_verdict(verdict: dict, folder: Path) -> None:
+    out = console()
+    table = Table("rule", "cycle", "measured", "threshold", "result", title=f"{verdict['fault']}: {verdict['status']}")
+    for r in verdict["rules"]:
+        if r.get("counted") is False:
+            continue
+        if r["rule"].startswith("screen-"):
+            result = "met" if r["passed"] else "not met"
+        else:
+            result = "[green]pass[/green]" if r["passed"] else "[red]FAIL[/red]"
+        table.add_row(r["rule"], str(r.get("cycle", "")), str(r["measured"]), str(r["threshold"]), result)
+    out.print(table)
+    out.print(verdict["summary"])
+    out.print(f"evidence: {folder}")
+
+
+@click.command("judge")
+@click.argument("bundle", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@json_option
+def judge_cmd(bundle: Path, as_json: bool) -> None:
+    """Recompute a verdict from its sealed evidence bundle alone and compare it with the recorded one.
+
+    Refuses a tampered bundle. Exits 0 when the verdicts agree byte for byte.
+
+    Example: faultkit judge evidence/minishop-cart-store-port/20261129T120000Z
+    """
+    verdict, same = verify_and_judge(bundle)
+    if as_json:
+        print_json({"verdict": verdict, "matches_recorded": same})
+    else:
+        render_verdict(verdict, bundle)
+        click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
+    raise SystemExit(0 if same else 1)
+
+
+@click.command("recover")
+@platform_option
+def recover_cmd(platform_name: str) -> None:
+    """Undo what an interrupted validation left on the application, from the write-ahead journal.
+
+    Example: faultkit recover
+    """
+    ws = workspace()
+    journal = Journal(ws.state_dir / "journal.json")
+    if not journal.open_changes():
+        click.echo("nothing to recover: the journal holds no open change")
+        return
+    for line in recover(get_platform(platform_name, ws), journal):
+        click.echo(line)

@@ -1,0 +1,1 @@
+"""Observation: what a window of a running application looked like, as raw samples."""

@@ -1,0 +1,106 @@
+"""Sample a running application for one observation window.
+
+Each sample holds, per instance, its build, readiness, restart and OOM counts and its cumulative
+request counters by status; plus one symptom-probe result. At the end, the window's log records
+(warnings and errors, and any line with the fault's message) are read from the platform. The
+window is raw data: every rate and rule is computed later from it (validators/screening.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from faultkit.catalog.model import Probe
+from faultkit.observe.metrics import scrape
+from faultkit.platforms.base import Platform
+
+Tick = Callable[[str, float], None]  # (window name, seconds left) for the live view
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    name: str  # "before-1", "after-1", "recovery-1", ...
+    seconds: float
+    interval: float
+
+
+class Sampler:
+    def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
+                 log_message: str | None = None) -> None:
+        self.platform = platform
+        self.services = services
+        self.probe = probe
+        self.log_message = (log_message or "").lower()
+        self.session = requests.Session()
+        self.pool = ThreadPoolExecutor(max_workers=8)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.session.close()
+
+    def window(self, spec: WindowSpec, tick: Tick | None = None) -> dict[str, Any]:
+        start = time.time()
+        end = start + spec.seconds
+        samples = []
+        next_at = start
+        while True:
+            samples.append(self.sample())
+            now = time.time()
+            if now >= end - 0.05:
+                break
+            if tick:
+                tick(spec.name, end - now)
+            # a slow sample does not stretch the window: skip the ticks it overran, end on time
+            next_at = min(end, max(next_at + spec.interval, now))
+            time.sleep(max(0.0, next_at - now))
+        finished = time.time()
+        return {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
+                "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
+
+    def sample(self) -> dict[str, Any]:
+        t = time.time()
+        instances = {i.id: i for i in self.platform.instances()}
+        endpoints: dict[str, str] = {}
+        for service in self.services:
+            endpoints.update(self.platform.instance_endpoints(service))  # type: ignore[attr-defined]
+        futures = {iid: self.pool.submit(scrape, url, self.session) for iid, url in endpoints.items()}
+        probe = self.pool.submit(self.run_probe) if self.probe else None
+        out = {
+            iid: {"service": inst.service, "build": inst.build, "ready": inst.ready, "restarts": inst.restarts,
+                  "oom_kills": inst.oom_kills, "requests": futures[iid].result() if iid in futures else None}
+            for iid, inst in sorted(instances.items())
+            if inst.service in self.services
+        }
+        return {"t": round(t, 3), "instances": out, "probe": probe.result() if probe else None}
+
+    def run_probe(self) -> dict[str, Any]:
+        assert self.probe is not None
+        p = self.probe
+        url = self.platform.endpoint(p.service) + p.path
+        started = time.monotonic()
+        try:
+            body = dict(p.body) if p.body else None
+            r = self.session.request(p.method, url, json=body, timeout=p.timeout_s)
+            status: int | None = r.status_code
+        except requests.RequestException as e:
+            status, error = None, type(e).__name__
+        else:
+            error = None
+        return {"status": status, "ok": status == p.expect_status, "ms": round((time.monotonic() - started) * 1000),
+                **({"error": error} if error else {})}
+
+    def logs(self, since: float, until: float) -> list[dict[str, Any]]:
+        out = []
+        for service in self.services:
+            for r in self.platform.logs(service, since, until):
+                wanted = r.level in ("ERROR", "CRITICAL", "FATAL", "WARNING")
+                if wanted or (self.log_message and self.log_message in r.message.lower()):
+                    out.append({"ts": round(r.ts, 3), "service": r.service, "instance": r.instance,
+                                "level": r.level, "message": r.message[:500]})
+        return sorted(out, key=lambda r: (r["ts"], r["service"], r["message"]))

@@ -1,0 +1,227 @@
+"""The verdict, computed from an evidence bundle alone.
+
+`validate` calls `judge_bundle` on its own bundle before sealing it, and `faultkit judge BUNDLE`
+calls it again later: both read the same files, so the verdicts agree byte for byte.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from faultkit.validators import screening as sc
+from faultkit.validators.bundle import dumps, read_json, verify_bundle
+from faultkit.validators.screening import Rule
+
+# Stages whose failure ends validation before anything is observed, and the rule each one proves.
+STAGE_RULES = {
+    "lint": "entry-lints-clean",
+    "patch": "patch-applies",
+    "build": "service-lint-and-tests-pass",
+    "marker": "patch-text-in-new-build-only",
+    "baseline": "app-healthy-at-baseline",
+}
+
+
+def judge_bundle(folder: Path) -> dict[str, Any]:
+    inputs = read_json(folder, "inputs.json")
+    stages = read_json(folder, "stages.json")
+    windows = {name: read_json(folder, f"windows/{name}.json") for name in _window_names(stages)}
+    return judge(inputs, stages, windows)
+
+
+def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    entry = inputs["entry"]
+    rules: list[dict[str, Any]] = []
+    by_stage = {s["stage"]: s for s in stages["stages"]}
+    for stage, name in STAGE_RULES.items():
+        record = by_stage.get(stage)
+        if record and record["status"] != "skipped":
+            rules.append(Rule(name, record["status"] == "ok", record.get("measured"), record.get("threshold"),
+                              record.get("detail", "")).as_dict())
+    cycles = []
+    for cycle in stages.get("cycles", []):
+        cycle_rules = _cycle_rules(inputs, cycle, windows)
+        if cycle["counted"]:
+            cycles.append({"index": cycle["index"], "passed": all(r.passed for r in cycle_rules if decides(r.rule))})
+        for r in cycle_rules:
+            rules.append({**r.as_dict(), "cycle": cycle["index"], "counted": cycle["counted"]})
+    status = _status(rules, cycles, int(inputs["params"]["repeat"]), stages.get("aborted"))
+    failed = sorted({r["rule"] for r in rules if not r["passed"] and r.get("counted", True) and decides(r["rule"])})
+    return {
+        "fault": entry["id"],
+        "status": status,
+        "failed_rules": failed,
+        "cycles": cycles,
+        "rules": rules,
+        "window_s": inputs["params"]["window_s"],
+        "repeat": inputs["params"]["repeat"],
+        "summary": _summary(status, failed, cycles, stages.get("aborted")),
+    }
+
+
+def decides(rule: str) -> bool:
+    """Screening criteria are reported one by one, but only their disjunction decides."""
+    return not rule.startswith("screen-")
+
+
+def _status(rules: list[dict[str, Any]], cycles: list[dict[str, Any]], repeat: int, aborted: str | None) -> str:
+    if aborted:
+        return "aborted"
+    pre_ok = all(r["passed"] for r in rules if "cycle" not in r)
+    if not pre_ok or not cycles:
+        return "rejected"
+    passed = sum(c["passed"] for c in cycles)
+    if passed == len(cycles) and len(cycles) >= repeat:
+        return "admitted"
+    return "flaky" if passed else "rejected"
+
+
+def _summary(status: str, failed: list[str], cycles: list[dict[str, Any]], aborted: str | None) -> str:
+    if aborted:
+        return f"aborted: {aborted}"
+    if status == "admitted":
+        return f"admitted: every rule held in {len(cycles)} of {len(cycles)} injections"
+    if status == "flaky":
+        held = sum(c["passed"] for c in cycles)
+        return f"flaky: every rule held in {held} of {len(cycles)} injections; failed elsewhere: {', '.join(failed)}"
+    return f"rejected: {', '.join(failed) or 'no injection was observed'}"
+
+
+def _window_names(stages: dict[str, Any]) -> list[str]:
+    names = []
+    for cycle in stages.get("cycles", []):
+        names += [cycle[k] for k in ("before", "after", "recovery") if cycle.get(k)]
+    return sorted(set(names))
+
+
+def _cycle_rules(inputs: dict[str, Any], cycle: dict[str, Any], windows: dict[str, dict[str, Any]]) -> list[Rule]:
+    entry, app = inputs["entry"], inputs["app"]
+    scope = tuple(app["scope"])
+    before, after = windows.get(cycle.get("before") or ""), windows.get(cycle.get("after") or "")
+    recovery = windows.get(cycle.get("recovery") or "")
+    rules: list[Rule] = [Rule("injection-applied", cycle["inject"]["ok"], cycle["inject"].get("measured"),
+                              cycle["inject"].get("threshold"), cycle["inject"].get("detail", ""))]
+    if not before or not after:
+        return rules
+    rules += _message_rules(entry, app, before, after)
+    ok_after, required = sc.serving(before, after, app["entry"])
+    rules.append(Rule("keeps-serving", ok_after >= required, ok_after, required,
+                      f"non-5xx responses per minute at {app['entry']} in the after window"))
+    rules += _screening_rules(before, after, scope)
+    rules.append(_intent_rule(entry, after, scope))
+    if entry["mechanism"] == "code":
+        rules.append(_new_build_serves(entry, cycle, after))
+    rules += _probe_rules(before, after)
+    if recovery:
+        rules += _recovery_rules(inputs, cycle, before, recovery)
+    else:
+        rules.append(Rule("recovery", False, None, None, "no recovery window was observed"))
+    return rules
+
+
+def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: dict, after: dict) -> list[Rule]:
+    log = entry.get("log")
+    if not log:
+        return []
+    where = tuple(sorted({entry["target"]["service"], *app["dependants"]}))
+    n_before = sc.message_count(before, log["message"], where)
+    n_after = sc.message_count(after, log["message"], where)
+    return [
+        Rule("message-absent-before", n_before == 0, n_before, 0, f"{log['message']!r} in {', '.join(where)}"),
+        Rule("message-present-after", n_after >= 1, n_after, 1, f"{log['message']!r} in {', '.join(where)}"),
+    ]
+
+
+def _screening_rules(before: dict, after: dict, scope: tuple[str, ...]) -> list[Rule]:
+    errors, where = sc.error_rate(after, scope)
+    new_logs, examples = sc.new_error_log_rate(before, after)
+    restarts, _ = sc.restarts(after, scope)
+    criteria = [
+        Rule("screen-server-errors", errors >= sc.ERRORS_PER_MIN, errors, sc.ERRORS_PER_MIN,
+             f"5xx per minute, largest at {where or 'none'}"),
+        Rule("screen-new-error-logs", new_logs >= sc.NEW_ERROR_LOGS_PER_MIN, new_logs, sc.NEW_ERROR_LOGS_PER_MIN,
+             "new error templates per minute" + (f", e.g. {examples[0]!r}" if examples else "")),
+        Rule("screen-restart", restarts >= 1, restarts, 1, "instance restarts in scope during the after window"),
+    ]
+    held = sum(r.passed for r in criteria)
+    # each criterion is reported with its figure; only "screening" (any one of them) decides
+    return [*criteria, Rule("screening", held >= 1, held, 1, "screening criteria met in the after window")]
+
+
+def _intent_rule(entry: dict[str, Any], after: dict, scope: tuple[str, ...]) -> Rule:
+    effect = entry["effect"]
+    target = (entry["target"]["service"],)
+    restarts, ooms = sc.restarts(after, target)
+    errors, _ = sc.error_rate(after, scope)
+    observed = f"restarts={restarts} oom_kills={ooms} errors_per_min={errors}"
+    if effect == "oom-restart":
+        return Rule("effect-matches-intent", ooms >= 1, observed, "an OOM kill of the target", "declared oom-restart")
+    if ooms:
+        return Rule("effect-matches-intent", False, observed, "no OOM kill",
+                    f"declared {effect} but the target was OOM-killed: the fault diverged from its intent")
+    if effect == "restart":
+        return Rule("effect-matches-intent", restarts >= 1, observed, "a restart of the target", "declared restart")
+    if effect == "errors":
+        return Rule("effect-matches-intent", errors >= sc.ERRORS_PER_MIN, observed, f"errors_per_min >= {sc.ERRORS_PER_MIN}",
+                    "declared errors")
+    if effect == "unavailable":
+        unready = any(not i["ready"] for s in after["samples"] for i in s["instances"].values() if i["service"] in target)
+        return Rule("effect-matches-intent", unready or errors >= sc.ERRORS_PER_MIN, observed,
+                    "target unready or errors", "declared unavailable")
+    return Rule("effect-matches-intent", True, observed, effect, f"declared {effect}")
+
+
+def _new_build_serves(entry: dict[str, Any], cycle: dict[str, Any], after: dict) -> Rule:
+    new = cycle["inject"].get("build")
+    service = entry["target"]["service"]
+    seen = sorted({i["build"] for s in after["samples"] for i in s["instances"].values() if i["service"] == service})
+    return Rule("only-new-build-serves", seen == [new], len([b for b in seen if b != new]), 0,
+                f"builds of {service} seen in the after window: {', '.join(b[:19] for b in seen)}")
+
+
+def _probe_rules(before: dict, after: dict) -> list[Rule]:
+    failed_before, n_before = sc.probe_failures(before)
+    failed_after, n_after = sc.probe_failures(after)
+    if not n_before and not n_after:
+        return []
+    return [Rule("probe-detects-fault", failed_after >= 1, f"{failed_after}/{n_after} failed", ">= 1 failure",
+                 f"symptom probe failed {failed_before}/{n_before} before")]
+
+
+def _recovery_rules(inputs: dict[str, Any], cycle: dict[str, Any], before: dict, recovery: dict) -> list[Rule]:
+    entry, app = inputs["entry"], inputs["app"]
+    revert = cycle.get("revert", {"ok": False, "detail": "not reverted"})
+    rules = [Rule("recovery-artifact-restored", revert["ok"], revert.get("measured"), revert.get("threshold"),
+                  revert.get("detail", ""))]
+    services = tuple(app["services"])
+    rules.append(Rule("recovery-ready", sc.all_ready(recovery, services), None, "every instance ready",
+                      "readiness at the end of the recovery window"))
+    ok_after, required = sc.serving(before, recovery, app["entry"])
+    rules.append(Rule("recovery-serving", ok_after >= required, ok_after, required,
+                      f"non-5xx responses per minute at {app['entry']}"))
+    log = entry.get("log")
+    if log:
+        settle = recovery["samples"][0]["t"] + 0.25 * recovery["window_s"]
+        tail = {**recovery, "logs": [r for r in recovery["logs"] if r["ts"] >= settle]}
+        where = tuple(sorted({entry["target"]["service"], *app["dependants"]}))
+        n = sc.message_count(tail, log["message"], where)
+        rules.append(Rule("recovery-message-stopped", n == 0, n, 0,
+                          "occurrences after the first quarter of the recovery window"))
+    failed, total = sc.probe_failures({**recovery, "samples": recovery["samples"][len(recovery["samples"]) // 2:]})
+    if total:
+        rules.append(Rule("recovery-probe-healthy", failed == 0, f"{failed}/{total} failed", "0 failures",
+                          "symptom probe over the second half of the recovery window"))
+    sites = app.get("sites") or []
+    # no platform here runs a second site yet, so an app with two cannot pass this rule unobserved
+    rules.append(Rule("other-site-unaffected", len(sites) < 2, "n/a" if len(sites) < 2 else "not observed", None,
+                      "the app runs one site" if len(sites) < 2 else "the standby site was not observed"))
+    return rules
+
+
+def verify_and_judge(folder: Path) -> tuple[dict[str, Any], bool]:
+    """Recompute a sealed bundle's verdict; True when it matches the recorded one byte for byte."""
+    verify_bundle(folder)
+    verdict = judge_bundle(folder)
+    recorded = (folder / "verdict.json").read_text("utf-8")
+    return verdict, dumps(verdict) == recorded

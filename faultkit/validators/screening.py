@@ -1,0 +1,155 @@
+"""Screening rules (SPEC.md section 3): pure functions of observation windows.
+
+Thresholds are per minute and do not change with the window length. They screen for observable
+faults; they do not measure degradation.
+
+Definitions the rules rest on:
+- server errors: 5xx responses counted by a service's own request counter; the window's figure
+  is the largest per-minute rate among the services in the fault's scope (counting the same
+  failure at every hop would inflate it as it propagates to the entry).
+- new error log events attributable to the change: ERROR-level records in the after window whose
+  template (the message with numbers, hex strings, ids and quoted values masked) does not occur in
+  the before window, per minute, over every observed service.
+- keeps serving requests: the entry service answers at least one non-5xx request per minute, and
+  at least SERVING_FRACTION of its before window's non-5xx rate.
+- a restart: any instance's restart count rises during the window, or an instance of the window's
+  last sample is new and its service's instances restarted (a rollout is not a restart).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ERRORS_PER_MIN = 4.0
+NEW_ERROR_LOGS_PER_MIN = 10.0
+SERVING_FRACTION = 0.25
+SERVING_MIN_PER_MIN = 1.0
+
+_MASKS = [
+    (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
+    (re.compile(r"\b[0-9a-f]{8,}\b", re.I), "<hex>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f-]{27,}\b", re.I), "<uuid>"),
+    (re.compile(r"\d+(\.\d+)?"), "<n>"),
+]
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule: str
+    passed: bool
+    measured: float | str | None
+    threshold: float | str | None
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def template(message: str) -> str:
+    for pattern, mask in _MASKS:
+        message = pattern.sub(mask, message)
+    return message.strip()
+
+
+def minutes(window: dict[str, Any]) -> float:
+    samples = window["samples"]
+    span = samples[-1]["t"] - samples[0]["t"] if len(samples) > 1 else window["window_s"]
+    return max(span, 1e-6) / 60.0
+
+
+def counter_delta(window: dict[str, Any], service: str, statuses: str) -> float:
+    """Requests with a status in the class ('5' for 5xx, 'ok' for non-5xx) over the window,
+    summed over the service's instances; a counter that goes down was reset by a restart."""
+    total = 0.0
+    previous: dict[str, float] = {}
+    for sample in window["samples"]:
+        for iid, inst in sample["instances"].items():
+            if inst["service"] != service or inst["requests"] is None:
+                continue
+            value = sum(v for k, v in inst["requests"].items() if (k.startswith("5") == (statuses == "5")))
+            if iid in previous:
+                total += value - previous[iid] if value >= previous[iid] else value
+            previous[iid] = value
+    return total
+
+
+def rate(window: dict[str, Any], service: str, statuses: str) -> float:
+    return counter_delta(window, service, statuses) / minutes(window)
+
+
+def error_rate(window: dict[str, Any], scope: tuple[str, ...]) -> tuple[float, str]:
+    """The largest 5xx-per-minute rate among the scope's services, and which service it was."""
+    best = max(((rate(window, s, "5"), s) for s in scope), default=(0.0, ""))
+    return round(best[0], 3), best[1]
+
+
+def error_templates(window: dict[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for record in window["logs"]:
+        if record["level"] in ("ERROR", "CRITICAL", "FATAL"):
+            key = template(record["message"])
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def new_error_log_rate(before: dict[str, Any], after: dict[str, Any]) -> tuple[float, list[str]]:
+    old = error_templates(before)
+    new = {k: n for k, n in error_templates(after).items() if k not in old}
+    return round(sum(new.values()) / minutes(after), 3), sorted(new)[:5]
+
+
+def restarts(window: dict[str, Any], scope: tuple[str, ...] | None = None) -> tuple[int, int]:
+    """(restarts, OOM kills) that happened during the window, over instances present throughout."""
+    first, last = window["samples"][0]["instances"], window["samples"][-1]["instances"]
+    r = o = 0
+    for iid, inst in last.items():
+        if scope and inst["service"] not in scope:
+            continue
+        base = first.get(iid)
+        if base is None:
+            continue
+        r += max(0, inst["restarts"] - base["restarts"])
+        o += max(0, inst["oom_kills"] - base["oom_kills"])
+    return r, o
+
+
+def message_count(window: dict[str, Any], message: str, services: tuple[str, ...]) -> int:
+    needle = message.lower()
+    return sum(1 for r in window["logs"] if r["service"] in services and needle in r["message"].lower())
+
+
+def serving(before: dict[str, Any], after: dict[str, Any], entry: str) -> tuple[float, float]:
+    """Non-5xx responses per minute at the entry service: (after, required)."""
+    ok_after = rate(after, entry, "ok")
+    required = max(SERVING_MIN_PER_MIN, SERVING_FRACTION * rate(before, entry, "ok"))
+    return round(ok_after, 3), round(required, 3)
+
+
+def probe_failures(window: dict[str, Any]) -> tuple[int, int]:
+    results = [s["probe"] for s in window["samples"] if s.get("probe")]
+    return sum(1 for p in results if not p["ok"]), len(results)
+
+
+def all_ready(window: dict[str, Any], services: tuple[str, ...]) -> bool:
+    last = window["samples"][-1]["instances"]
+    present = {inst["service"] for inst in last.values()}
+    return all(s in present for s in services) and all(
+        inst["ready"] for inst in last.values() if inst["service"] in services)
+
+
+def points(window: dict[str, Any], scope: tuple[str, ...]) -> list[dict[str, float]]:
+    """A per-minute series for plots: errors (largest in scope), requests and error logs per sample step."""
+    out = []
+    samples = window["samples"]
+    t0 = samples[0]["t"]
+    for a, b in zip(samples, samples[1:], strict=False):
+        step = {"samples": [a, b], "window_s": b["t"] - a["t"], "logs": []}
+        per_min = 60.0 / max(b["t"] - a["t"], 1e-6)
+        errors = max((counter_delta(step, s, "5") for s in scope), default=0.0) * per_min
+        requests = max((counter_delta(step, s, "ok") + counter_delta(step, s, "5") for s in scope), default=0.0)
+        logs = sum(1 for r in window["logs"] if a["t"] <= r["ts"] < b["t"] and r["level"] == "ERROR")
+        out.append({"t": round(b["t"] - t0, 3), "errors_per_min": round(errors, 3),
+                    "requests_per_min": round(requests * per_min, 3), "error_logs_per_min": round(logs * per_min, 3)})
+    return out
