@@ -30,6 +30,7 @@ HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
 TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
 LOCAL = re.compile(r"^(localhost|[0-9.]+)$")
+NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$")
 ENTRY_NAMES = re.compile(r"frontend|gateway|proxy|ui|web", re.I)
 
 
@@ -49,7 +50,11 @@ class Workload:
             if doc.name == self.name:
                 return doc.name
         regular = [d for d in self.services if d.body.get("spec", {}).get("clusterIP") != "None"]
-        return (regular or self.services)[0].name if self.services else self.name
+        if self.services:
+            return (regular or self.services)[0].name
+        # no Service: the component name Helm charts label it with, else the workload's own name
+        label = self.labels.get("app.kubernetes.io/component") or self.labels.get("app.kubernetes.io/name")
+        return label if label and NAME.match(label) else self.name
 
 
 @dataclass(frozen=True)
@@ -196,9 +201,15 @@ def _unresolved(names: list[str], edges: list[tuple[str, str]], registry: dict[s
 
 
 def _version(workloads: list[Workload]) -> str:
+    """The chart's app.kubernetes.io/version label, else the image tag most workloads share."""
+    key = "app.kubernetes.io/version"
+    labels = Counter(w.labels[key] for w in workloads if key in w.labels)
     tags = Counter(str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
                    if ":" in str(c.get("image", "")).rpartition("/")[2])
-    return tags.most_common(1)[0][0] if tags else "0.0.0"
+    for found in (labels, tags):
+        if found and found.most_common(1)[0][1] > 1:
+            return found.most_common(1)[0][0]
+    return "0.0.0"
 
 
 def _entry(docs: list[Doc], workloads: list[Workload], names: list[str], edges: list[tuple[str, str]]) -> str:
