@@ -20,9 +20,7 @@ from faultkit.workspace import Workspace
 START = 1767225600.0  # 2026-01-01T00:00:00Z
 
 
-def window(
-    name: str, start: float, errors: float, logs: float, rpm: float = 60.0, n: int = 6
-) -> dict[str, Any]:
+def window(name: str, start: float, errors: float, logs: float, rpm: float = 60.0, n: int = 6) -> dict[str, Any]:
     step = 10.0
     points = [
         {
@@ -69,9 +67,7 @@ def rules(status: str) -> list[dict[str, Any]]:
     ]
 
 
-def make_bundle(
-    ws: Workspace, fault: str, status: str = "admitted", run: str = "run-1"
-) -> tuple[str, str]:
+def make_bundle(ws: Workspace, fault: str, status: str = "admitted", run: str = "run-1") -> tuple[str, str]:
     """Seal a bundle under evidence/<fault>/<run>/; returns (folder relative to root, digest)."""
     folder = ws.evidence_dir / fault / run
     w = BundleWriter(folder)
@@ -119,9 +115,7 @@ def admit(
     if status != "admitted":
         v["failed_rules"] = [r["rule"] for r in rules(status) if not r["passed"]]
     if data.get("code"):
-        v["patch_digest"] = (
-            "sha256:" + hashlib.sha256((ws.root / data["code"]["patch"]).read_bytes()).hexdigest()
-        )
+        v["patch_digest"] = "sha256:" + hashlib.sha256((ws.root / data["code"]["patch"]).read_bytes()).hexdigest()
     data["validation"] = v
     write_entry(ws, data)
     return data

@@ -78,9 +78,7 @@ def test_release_holds_admitted_entries_and_says_why_others_are_out(ws, cli):
     stale["title"] = "Edited after the verdict"
     write_entry(ws, stale)
     admit(ws, clean(code_entry(ws)))
-    (ws.patches_dir / "minishop" / "ms-cart-prefix.diff").write_text(
-        PATCH.replace("_LEGACY_PREFIX", "_KEY_PREFIX")
-    )
+    (ws.patches_dir / "minishop" / "ms-cart-prefix.diff").write_text(PATCH.replace("_LEGACY_PREFIX", "_KEY_PREFIX"))
     write_entry(ws, config(5, scope=["nowhere"]))  # invalid
 
     proc = cli("catalog", "build", "--version", "1.0.0", "--json", check=0)
@@ -153,9 +151,7 @@ def test_tampered_bundle_stops_the_build_and_writes_nothing(ws, cli):
 
 def test_bundle_resealed_after_the_verdict_stops_the_build(ws, cli):
     admit(ws, config(1))
-    make_bundle(
-        ws, "ms-cart-port-1", status="admitted"
-    )  # a different, validly sealed bundle in place
+    make_bundle(ws, "ms-cart-port-1", status="admitted")  # a different, validly sealed bundle in place
     (ws.evidence_dir / "ms-cart-port-1" / "run-1" / "stages.json").write_text("[]\n")
     from faultkit.validators.bundle import BundleWriter
 
