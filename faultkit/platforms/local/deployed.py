@@ -121,7 +121,11 @@ class Deployed:
         return [name for (kind, name) in self.objects if kind == "Service"]
 
     def workload(self, name: str) -> dict[str, Any]:
-        return manifests.find_object(self.docs(), "workload", name.split("/", 1)[-1]).body
+        name = name.split("/", 1)[-1]
+        for kind in manifests.WORKLOAD_KINDS:  # called per relayed connection: a dict lookup
+            if (kind, name) in self.objects:
+                return self.objects[(kind, name)]
+        return manifests.find_object(self.docs(), "workload", name).body  # raises the usual error
 
     def service(self, name: str) -> dict[str, Any]:
         return self.objects[("Service", name)]

@@ -307,6 +307,7 @@ class Instance:
             t.start()
         for t in threads:
             t.join()
+        self.log.close()
 
     def record(self) -> dict[str, Any]:
         exits = [r.last_exit for r in self.runners if r.last_exit is not None]

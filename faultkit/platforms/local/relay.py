@@ -106,9 +106,12 @@ class Relay:
             _reset(client)
             return
         try:
-            upstream = socket.create_connection(("127.0.0.1", target), timeout=5)
+            upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            upstream.settimeout(5)
+            upstream.connect(("127.0.0.1", target))  # no getaddrinfo: it is a literal address
             upstream.settimeout(None)
         except OSError:
+            upstream.close()
             _reset(client)
             return
         forward = threading.Thread(target=self._pump, args=(client, upstream, 0.0), daemon=True)
