@@ -20,6 +20,7 @@ from faultkit.commands import (
     gate_cmds,
     platform_cmds,
     release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
+    report_cmds,
     schedule_cmds,
     validate_cmds,
 )
@@ -37,6 +38,7 @@ main_group.add_command(apps_cmds.apps)
 main_group.add_command(author_cmds.author)
 main_group.add_command(schedule_cmds.schedule)
 main_group.add_command(gate_cmds.gate_cmd)
+main_group.add_command(report_cmds.report_cmd)
 platform_cmds.register(main_group)  # up, status, down
 for command in (validate_cmds.validate_cmd, validate_cmds.judge_cmd, validate_cmds.recover_cmd):
     main_group.add_command(command)

@@ -88,7 +88,7 @@ def leak_terms(entry: Entry, app: AppDescriptor) -> list[str]:
 
 def _meaningful(term: str) -> bool:
     # Short numbers ("1", "0") cannot be kept out of text that reports rates; ports and the like can.
-    return bool(term) and len(term) >= 3 and not term.lower() in ("env", "spec", "src", "app")
+    return bool(term) and len(term) >= 3 and term.lower() not in ("env", "spec", "src", "app")
 
 
 def leaks(text: str, terms: list[str]) -> list[str]:
