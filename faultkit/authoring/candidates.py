@@ -133,7 +133,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
         entry_id = (base if base.endswith(suffix) else f"{base}-{suffix}")[:80].strip("-")
         try:
             data = plan_config(ws, app.name, ch.workload, ch.container, ch.field, ch.new, ch.kind, entry_id,
-                               unique=False)
+                               unique=False, app=app, docs=docs)
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
             out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue

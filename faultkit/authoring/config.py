@@ -133,14 +133,15 @@ def default_effect(kind: str, field: str) -> str:
 
 def plan_config(ws: Workspace, app_name: str, workload: str, container: str | None, field: str,
                 value: str | None, kind: str, entry_id: str | None = None, category: str | None = None,
-                taken: set[str] | None = None, unique: bool = True) -> dict[str, Any]:
+                taken: set[str] | None = None, unique: bool = True, app: AppDescriptor | None = None,
+                docs: list[Doc] | None = None) -> dict[str, Any]:
     """A complete entry for the change, or an InputError saying why it is refused."""
     if kind not in CONFIG_KINDS:
         raise InputError(f"--kind {kind!r}: expected one of {', '.join(CONFIG_KINDS)}")
     if category is not None and category not in CATEGORIES:
         raise InputError(f"--category {category!r}: expected one of {', '.join(CATEGORIES)}")
-    app = load_app(ws, app_name)
-    setting = locate(load_manifests(app.manifests_dir), workload, container, field)
+    app = app or load_app(ws, app_name)
+    setting = locate(docs if docs is not None else load_manifests(app.manifests_dir), workload, container, field)
     new = "" if kind == "cleared-value" and not value else value
     if new is None:
         raise InputError(f"--value is required for a {kind} change")

@@ -68,10 +68,10 @@ def parts(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=8)
-def _words_cached(root: str, mtime: float) -> tuple[str, ...]:
+def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
     path = Path(root) / CONFIG_FILE
     words = list(DEFAULT_WORDS)
-    if mtime < 0:
+    if stamp[0] < 0:
         return tuple(words)
     try:
         table = tomllib.loads(path.read_text("utf-8")).get("leakage", {})
@@ -91,7 +91,8 @@ def _words_cached(root: str, mtime: float) -> tuple[str, ...]:
 def giveaway_words(root: Path) -> tuple[str, ...]:
     """The default list, extended or overridden by the repository's faultkit.toml."""
     path = root / CONFIG_FILE
-    return _words_cached(str(root), path.stat().st_mtime if path.is_file() else -1.0)
+    stat = path.stat() if path.is_file() else None
+    return _words_cached(str(root), (stat.st_mtime_ns, stat.st_size) if stat else (-1, -1))
 
 
 def find_words(text: str, words: Iterable[str], code: bool = False) -> list[str]:

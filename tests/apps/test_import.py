@@ -1,0 +1,119 @@
+"""`faultkit apps import` on minishop's own manifests and on demo-shaped fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from faultkit.apps.descriptor import load_app, load_descriptor
+from faultkit.apps.importer import import_manifests, resolve
+from faultkit.workspace import Workspace
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"
+
+
+def _edges(d: dict) -> set[tuple[str, str]]:
+    return {tuple(e) for e in d["edges"]}
+
+
+def test_minishop_manifests_reproduce_its_descriptor(ws: Workspace) -> None:
+    app = load_app(ws, "minishop")
+    got = import_manifests("minishop", sorted(app.manifests_dir.glob("*.yaml"))).descriptor
+    assert _edges(got) == set(app.edges)
+    assert ("loadgenerator", "frontend") in _edges(got)
+    assert got["entry"] == app.entry
+    want = {(s.name, s.workload_kind, s.workload, s.containers, tuple((p.name, p.port) for p in s.ports))
+            for s in app.services}
+    assert {(s["name"], s["workload"]["kind"], s["workload"]["name"], tuple(s["containers"]),
+             tuple((p["name"], p["port"]) for p in s["ports"])) for s in got["services"]} == want
+
+
+def test_cli_import_writes_a_valid_descriptor_and_copies_manifests(ws: Workspace, cli) -> None:
+    src = FIXTURES / "boutique.yaml"
+    proc = cli("apps", "import", "--name", "boutique", str(src), "--json", check=0)
+    out = json.loads(proc.stdout)
+    assert out["unresolved"] == []
+    app = load_app(ws, "boutique")  # schema-checked, references checked
+    assert (app.manifests_dir / "boutique.yaml").read_bytes() == src.read_bytes()
+    assert app.entry == "frontend"
+    again = cli("apps", "import", "--name", "boutique", str(src))
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_boutique_edges_entry_and_aliases() -> None:
+    r = import_manifests("boutique", [FIXTURES / "boutique.yaml"])
+    d = r.descriptor
+    names = [s["name"] for s in d["services"]]
+    assert len(names) == 12 and "loadgenerator" in names and "default-shop" not in names  # ServiceAccount ignored
+    frontend_calls = {"productcatalogservice", "currencyservice", "cartservice", "recommendationservice",
+                      "shippingservice", "checkoutservice", "adservice"}
+    checkout_calls = {"productcatalogservice", "shippingservice", "paymentservice", "emailservice",
+                      "currencyservice", "cartservice"}
+    assert _edges(d) == ({("frontend", b) for b in frontend_calls} | {("checkoutservice", b) for b in checkout_calls}
+                         | {("recommendationservice", "productcatalogservice"), ("cartservice", "redis-cart"),
+                            ("loadgenerator", "frontend")})
+    assert d["entry"] == "frontend"  # the LoadBalancer Service selects it
+    frontend = next(s for s in d["services"] if s["name"] == "frontend")
+    assert "frontend-external" in frontend["aliases"] and frontend["ports"] == [{"name": "http", "port": 80}]
+    assert r.unresolved == () and d["version"] == "v0.10.1"
+
+
+def test_helm_rendered_otel_demo() -> None:
+    r = import_manifests("astronomy", [FIXTURES / "otel-demo-rendered.yaml"])
+    d = r.descriptor
+    by_name = {s["name"]: s for s in d["services"]}
+    # Services matched to workloads by selector, named as callers address them
+    assert by_name["cart"]["workload"] == {"kind": "Deployment", "name": "otel-demo-cart"}
+    assert by_name["kafka"]["workload"]["kind"] == "StatefulSet"
+    assert "accounting" in by_name  # no Service: named by its component label
+    edges = _edges(d)
+    assert {("frontend", "cart"), ("cart", "valkey-cart"), ("frontend-proxy", "frontend"),
+            ("checkout", "kafka"), ("accounting", "kafka"), ("load-generator", "frontend-proxy")} <= edges
+    assert ("shipping", "quote") in edges  # http://$(QUOTE_HOST):8080
+    assert {("checkout", "product-catalog"), ("checkout", "shipping")} <= edges  # FQDN and svc.ns forms
+    # the exporter endpoint http://$(OTEL_COLLECTOR_NAME):4317 is telemetry, not a request path
+    assert ("frontend", "otel-collector") in r.telemetry
+    assert not any(b == "otel-collector" for _, b in edges)
+    assert d["entry"] == "frontend-proxy" and d["version"] == "2.0.2"
+    assert [s for s, _ in r.unresolved] == ["otel-collector"]
+
+
+def test_registry_based_services_are_unresolved_not_guessed() -> None:
+    r = import_manifests("trainticket", [FIXTURES / "train-ticket.yaml"])
+    d = r.descriptor
+    unresolved = dict(r.unresolved)
+    ts = [s["name"] for s in d["services"] if s["name"].startswith("ts-")]
+    assert set(unresolved) == set(ts)
+    assert "nacos" in unresolved["ts-order-service"]
+    assert "not visible" in unresolved["ts-verification-code-service"]
+    assert not any(a.startswith("ts-") and b.startswith("ts-") for a, b in _edges(d))  # nothing guessed
+    assert ("ts-order-service", "tsdb-mysql") in _edges(d)  # MYSQL_HOST names a Service
+    assert d["entry"] == "ts-ui-dashboard"
+
+
+def test_dry_run_prints_yaml_and_writes_nothing(ws: Workspace, cli) -> None:
+    proc = cli("apps", "import", "--name", "trains", str(FIXTURES / "train-ticket.yaml"), "--dry-run", check=0)
+    text = proc.stdout
+    assert "# unresolved: ts-order-service" in text
+    assert yaml.safe_load(text)["name"] == "trains"
+    assert not (ws.apps_dir / "trains").exists()
+
+
+def test_written_descriptor_round_trips(tmp_path: Path) -> None:
+    r = import_manifests("astronomy", [FIXTURES / "otel-demo-rendered.yaml"])
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "app.yaml").write_text(yaml.safe_dump(r.descriptor, sort_keys=False))
+    app = load_descriptor(tmp_path / "app.yaml")
+    assert set(app.edges) == _edges(r.descriptor)
+
+
+def test_resolve_fqdn_forms() -> None:
+    names = {"cart", "redis-cart"}
+    assert resolve("cart", names) == "cart"
+    assert resolve("cart.shop", names) == "cart"
+    assert resolve("cart.shop.svc", names) == "cart"
+    assert resolve("redis-cart.shop.svc.cluster.local", names) == "redis-cart"
+    assert resolve("cart.example.com", names) is None
+    assert resolve("payments", names) is None

@@ -1,0 +1,94 @@
+"""`faultkit author candidates`: every fault the rules allow, ready to validate."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from faultkit.apps.descriptor import load_app
+from faultkit.apps.manifests import load_manifests, pod_spec
+from faultkit.authoring.leakage import DEFAULT_WORDS, find_words
+from faultkit.catalog.lint import lint
+from faultkit.catalog.vocab import ACTIONS
+from faultkit.workspace import Workspace
+
+
+def _expected_count(ws: Workspace) -> int:
+    """Counted independently from the manifests: per served service, 3 per dependency address,
+    2 per credential, 1 per cpu/memory limit, 1 per Service port, and every local action."""
+    app = load_app(ws, "minishop")
+    served = [s.name for s in app.services if s.name == app.entry or app.callers(s.name)]
+    names = set(app.service_names)
+    count = 0
+    for doc in load_manifests(app.manifests_dir):
+        if doc.name not in served:
+            continue
+        if doc.kind == "Service":
+            count += len(doc.body["spec"]["ports"])
+            continue
+        for c in pod_spec(doc.body)["containers"]:
+            for item in c.get("env", []):
+                value = str(item.get("value", ""))
+                if ":" in value and value.split(":")[0] in names:
+                    count += 3
+                elif "PASS" in item["name"]:
+                    count += 2
+            count += len(c.get("resources", {}).get("limits", {}))
+    return count + len(served) * sum("local" in a.platforms for a in ACTIONS.values())
+
+
+def _fill(path) -> None:
+    data = yaml.safe_load(path.read_text())
+    if str(data["effect"]).startswith("TODO"):
+        data["effect"] = "errors"
+    if data.get("log") and data["log"]["message"].startswith("TODO"):
+        data["log"]["message"] = "request to dependency failed"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_candidates_count_write_skip_and_lint_after_filling(ws: Workspace, fk) -> None:
+    r = fk("author", "candidates", "--app", "minishop", "--json")
+    assert r.code == 0, r.err
+    found = json.loads(r.out)["candidates"]
+    assert len(found) == _expected_count(ws)
+    assert {c["status"] for c in found} == {"new"}
+    entries = [c["entry"] for c in found]
+    assert "loadgenerator" not in {e["target"]["service"] for e in entries}  # the traffic source
+    kinds = {e["config"]["kind"] for e in entries if e["mechanism"] == "config"}
+    assert kinds == {"dependency-port", "connection-host", "connection-password", "resource-limit",
+                     "port-mismatch", "cleared-value"}
+    assert {e["direct"]["action"] for e in entries if e["mechanism"] == "direct"} == {
+        a.name for a in ACTIONS.values() if "local" in a.platforms}
+    for e in entries:
+        assert not find_words(e["title"], DEFAULT_WORDS), e["title"]
+    by_id = {e["id"]: e for e in entries}
+    assert by_id["minishop-cart-env-cartstore-addr-port"]["config"]["new"] == "cartstore:6380"
+    assert by_id["minishop-cart-env-cartstore-addr-port"]["category"] == "database-network"
+    assert by_id["minishop-frontend-env-cart-addr-port"]["category"] == "dependency"
+    assert by_id["minishop-cart-env-cartstore-password"]["category"] == "authentication"
+
+    r = fk("author", "candidates", "--app", "minishop", "--write")
+    assert r.code == 0 and f"wrote {len(found)}" in r.out
+    folder = ws.catalog_dir / "minishop"
+    before = {p: p.read_bytes() for p in folder.glob("*.yaml")}
+    assert len(before) == len(found)
+
+    for p in before:
+        _fill(p)
+    report = lint(ws)
+    assert report.errors == 0, [f.render() for f in report.findings][:5]
+
+    filled = {p: p.read_bytes() for p in folder.glob("*.yaml")}
+    r = fk("author", "candidates", "--app", "minishop", "--write", "--json")
+    out = json.loads(r.out)
+    assert out["written"] == [] and {c["status"] for c in out["candidates"]} == {"exists"}
+    assert {p: p.read_bytes() for p in folder.glob("*.yaml")} == filled  # never overwritten
+
+
+def test_same_change_under_another_id_is_a_duplicate(ws: Workspace, fk) -> None:
+    assert fk("author", "config", "--app", "minishop", "--workload", "cart", "--field", "env.CARTSTORE_ADDR",
+              "--value", "cartstore:6380", "--kind", "dependency-port", "--id", "minishop-store-port").code == 0
+    out = json.loads(fk("author", "candidates", "--app", "minishop", "--json").out)
+    dup = next(c for c in out["candidates"] if c["id"] == "minishop-cart-env-cartstore-addr-port")
+    assert dup["status"] == "duplicate" and "minishop-store-port.yaml" in dup["note"]
