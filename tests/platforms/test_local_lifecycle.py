@@ -60,6 +60,17 @@ def test_supervisor_killed_takes_its_children_along(up: LocalPlatform) -> None:
     assert not up.is_up()
 
 
+def test_supervisor_sigterm_stops_everything_cleanly(up: LocalPlatform) -> None:
+    info = up.state.read_info()
+    assert info is not None
+    pids = _all_pids(up)
+    sup = psutil.Process(int(info["pid"]))
+    sup.send_signal(signal.SIGTERM)
+    sup.wait(timeout=20)  # reaps it too: the test process started it
+    assert not any(psutil.pid_exists(p) for p in pids)
+    assert not up.state.info_path.exists()
+
+
 def test_up_reports_a_service_that_never_gets_ready(workspace: Workspace) -> None:
     manifest = workspace.apps_dir / "fix/manifests/back.yaml"
     manifest.write_text(manifest.read_text().replace("path: /readyz", "path: /nope"))

@@ -36,7 +36,23 @@ ERRORS = {name: getattr(errors, name) for name in ("UsageError", "InputError", "
 class LocalPlatform:
     """Runs an app's Kubernetes manifests as local processes (see DESIGN.md, "Platforms").
 
-    `up(replicas=N)` runs N instances of every Deployment; replicas=0 keeps each manifest's count.
+    The Platform protocol, with these local specifics:
+
+    * `up(app, replicas=N)` runs N instances of every Deployment; replicas=0 keeps each
+      manifest's count. A second `up` while a supervisor runs is refused.
+    * Workloads are named `cart` or `Deployment/cart`; Services `Service/cart` (container "").
+    * `patch_field` rolls the workload; when the new instances never get ready it leaves the new
+      spec applied, stops the old instances anyway (no old replica keeps serving) and raises.
+      `rollout` to a build that never gets ready rolls back and raises.
+    * Actions: see `actions()`. Params: `instance` (an id) or `mode` ("one"/"all"; kill and
+      failure default to one, stress to all), `workers` (cpu-stress), `mb` (memory-stress),
+      `ms` (network-delay, added to each chunk the service sends back), `percent` (network-loss,
+      share of new connections reset). Liveness probes pause while an instance is suspended.
+    * CPU limits are not enforced; memory limits are (see instances.py).
+
+    Beyond the protocol: `status()` (the supervisor's full state), `instance_endpoints(service)`,
+    `pids(service=None)`; the constructor takes `app` (used by `build` when nothing is up) and
+    `environ` (the supervisor's environment).
     """
 
     name = "local"
