@@ -145,7 +145,8 @@ def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False)
         if item.entry:
             findings.extend(_entry_findings(ctx, item))
     wanted = {item.file for item in loaded}
-    context = loaded + _rest_of_catalog(workspace, files) if paths else loaded
+    # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
+    context = _rest_of_catalog(workspace, files) + loaded if paths else loaded
     for rule in CATALOG_RULES:
         for item, path, message in rule(ctx, context):
             if item.file in wanted:

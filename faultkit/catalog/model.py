@@ -34,6 +34,7 @@ class Probe:
     body: MappingProxyType | None = None
     expect_status: int = 200
     timeout_s: float = 3.0
+    setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body)
 
 
 @dataclass(frozen=True)

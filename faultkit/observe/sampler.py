@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-from faultkit.catalog.model import Probe
+from faultkit.catalog.model import Probe, thaw
 from faultkit.observe.metrics import scrape
 from faultkit.platforms.base import Platform
 
@@ -82,10 +82,14 @@ class Sampler:
     def run_probe(self) -> dict[str, Any]:
         assert self.probe is not None
         p = self.probe
-        url = self.platform.endpoint(p.service) + p.path
+        base = self.platform.endpoint(p.service)
+        url = base + p.path
         started = time.monotonic()
         try:
-            body = dict(p.body) if p.body else None
+            for step in p.setup:
+                self.session.request(step.get("method", "GET"), base + step["path"], json=thaw(step.get("body")),
+                                     timeout=p.timeout_s)
+            body = thaw(p.body) if p.body else None
             r = self.session.request(p.method, url, json=body, timeout=p.timeout_s)
             status: int | None = r.status_code
         except requests.RequestException as e:

@@ -45,7 +45,9 @@ def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dic
         if cycle["counted"]:
             cycles.append({"index": cycle["index"], "passed": all(r.passed for r in cycle_rules if decides(r.rule))})
         for r in cycle_rules:
-            rules.append({**r.as_dict(), "cycle": cycle["index"], "counted": cycle["counted"]})
+            # the uncounted first change of a config fault must still start, be ready, and be undone
+            counted = cycle["counted"] or r.rule in ALWAYS_COUNTED
+            rules.append({**r.as_dict(), "cycle": cycle["index"], "counted": counted})
     status = _status(rules, cycles, int(inputs["params"]["repeat"]), stages.get("aborted"))
     failed = sorted({r["rule"] for r in rules if not r["passed"] and r.get("counted", True) and decides(r["rule"])})
     return {
@@ -60,6 +62,9 @@ def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dic
     }
 
 
+ALWAYS_COUNTED = {"injection-applied", "recovery-artifact-restored", "recovery-ready"}
+
+
 def decides(rule: str) -> bool:
     """Screening criteria are reported one by one, but only their disjunction decides."""
     return not rule.startswith("screen-")
@@ -68,7 +73,8 @@ def decides(rule: str) -> bool:
 def _status(rules: list[dict[str, Any]], cycles: list[dict[str, Any]], repeat: int, aborted: str | None) -> str:
     if aborted:
         return "aborted"
-    pre_ok = all(r["passed"] for r in rules if "cycle" not in r)
+    counted_cycles = {c["index"] for c in cycles}
+    pre_ok = all(r["passed"] for r in rules if r.get("counted", True) and r.get("cycle") not in counted_cycles)
     if not pre_ok or not cycles:
         return "rejected"
     passed = sum(c["passed"] for c in cycles)
