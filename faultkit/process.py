@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -31,11 +33,20 @@ def python_command(cmd: Sequence[str]) -> list[str]:
     return [sys.executable, *cmd[1:]] if cmd and cmd[0] in ("python", "python3") else list(cmd)
 
 
+def _die_with_parent() -> None:
+    """A child (a service's test run, say) must not outlive faultkit killed with SIGKILL."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not Linux: the child is left to finish by itself
+
+
 def run(cmd: Sequence[str], cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None) -> Result:
     command = python_command(cmd)
     full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     try:
-        proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=_die_with_parent)
     except FileNotFoundError:
         raise FaultkitError(f"{command[0]}: command not found (running {' '.join(cmd)} in {cwd})") from None
     except subprocess.TimeoutExpired as e:

@@ -5,7 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-python3 -m pip install -q -e .
+# git applies code-fault patches; Chromium renders the HTML report in the tests
+if ! command -v git >/dev/null || ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git chromium >/dev/null
+  else
+    echo "note: install git and chromium (apt-get install git chromium) for the full test suite" >&2
+  fi
+fi
+python3 -m pip install -q -e ".[test,plot]"
 # keep this demo's platform state and evidence out of the repository's own
 export FAULTKIT_STATE_DIR="${FAULTKIT_STATE_DIR:-$(mktemp -d)}"
 evidence="$(mktemp -d)"

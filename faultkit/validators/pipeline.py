@@ -79,10 +79,20 @@ class Run:
 
     # ---------------------------------------------------------------- records
 
+    current: str | None = None
+
     def save(self) -> None:
-        self.bundle.write("stages.json", {"stages": self.stages, "cycles": self.cycles, "aborted": self.aborted})
+        self.bundle.write("stages.json", {"stages": self.stages, "cycles": self.cycles, "aborted": self.aborted,
+                                          "current": self.current})
+
+    def begin(self, name: str, detail: str = "") -> None:
+        """Note the stage now running, so an interrupted run's record says where it stopped."""
+        self.current = name
+        self.save()
+        self.progress(name, detail)
 
     def stage(self, name: str, status: str, detail: str = "", **data: Any) -> bool:
+        self.current = None
         self.stages.append({"stage": name, "status": status, "detail": detail, "at": round(time.time(), 3), **data})
         self.save()
         return status != "failed"
@@ -90,6 +100,7 @@ class Run:
     # ---------------------------------------------------------------- static stages
 
     def check_lint(self, report: Report) -> bool:
+        self.begin("lint")
         mine = [f for f in report.findings if f.severity == "error"]
         detail = "; ".join(f.render() for f in mine[:5])
         return self.stage("lint", "failed" if mine else "ok", detail or "clean", measured=len(mine), threshold=0)
@@ -97,6 +108,7 @@ class Run:
     def apply_patch(self) -> bool:
         if not self.entry.code:
             return self.stage("patch", "skipped")
+        self.begin("patch")
         assert self.app.source_dir is not None
         self.tmp = Path(tempfile.mkdtemp(prefix="faultkit-src-"))
         src = self.tmp / self.app.source_dir.relative_to(self.app.root)
@@ -109,6 +121,7 @@ class Run:
     def build(self) -> bool:
         if not self.entry.code:
             return self.stage("build", "skipped")
+        self.begin("build")
         assert self.tmp is not None and self.app.source_dir is not None
         service_dir = self.tmp / self.app.service_source(self.entry.target.service)  # type: ignore[operator]
         for what, cmd in (("lint", self.app.lint_command), ("tests", self.app.test_command)):
@@ -127,6 +140,7 @@ class Run:
     def check_marker(self) -> bool:
         if not self.entry.code or self.new_build is None:
             return self.stage("marker", "skipped")
+        self.begin("marker")
         marker, service = self.entry.code.marker, self.entry.target.service
         in_new = self.platform.build_contains(self.new_build.id, marker)
         earlier = [b.id for b in self.platform.builds(service) if b.id != self.new_build.id]
@@ -138,6 +152,7 @@ class Run:
                           threshold="in new build, 0 earlier")
 
     def baseline(self) -> bool:
+        self.begin("baseline")
         instances = self.platform.instances()
         unready = sorted({i.service for i in instances if not i.ready})
         if unready:
@@ -157,6 +172,7 @@ class Run:
     # ---------------------------------------------------------------- cycles
 
     def window(self, sampler: Sampler, name: str) -> str:
+        self.begin(f"window {name}")
         data = sampler.window(WindowSpec(name, self.params.window_s, self.params.interval_s),
                               tick=lambda n, left: self.progress("observe", f"window {n}: {left:.0f}s left"))
         data["points"] = screening.points(data, tuple(self.app_info()["scope"]))
@@ -185,7 +201,7 @@ class Run:
 
     def inject(self) -> dict[str, Any]:
         e = self.entry
-        self.progress("inject", e.mechanism)
+        self.begin("inject", e.mechanism)
         if e.code:
             assert self.new_build is not None and self.baseline_build is not None
             change = {"kind": "rollout", "service": e.target.service, "build": self.new_build.id,
@@ -235,7 +251,7 @@ class Run:
                 "detail": f"deployed value read back; {self.entry.target.service} ready: {ready}"}
 
     def revert(self) -> dict[str, Any]:
-        self.progress("revert", self.entry.mechanism)
+        self.begin("revert", self.entry.mechanism)
         changes = self.journal.open_changes()
         try:
             for change in reversed(changes):

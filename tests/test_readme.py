@@ -1,0 +1,31 @@
+"""The README documents every command, and opens with the two commands a newcomer needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from faultkit.cli import main_group
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def commands(group: click.Group, prefix: str = "faultkit") -> list[str]:
+    out = []
+    for name, cmd in sorted(group.commands.items()):
+        full = f"{prefix} {name}"
+        out += commands(cmd, full) if isinstance(cmd, click.Group) else [full]
+    return out
+
+
+def test_every_command_is_in_the_command_reference():
+    reference = README.split("## Command reference", 1)[1]
+    missing = [c for c in commands(main_group) if f"`{c}" not in reference]
+    assert not missing, f"document these in README.md's command reference: {missing}"
+
+
+def test_readme_opens_with_setup_and_test_commands():
+    block = README.split("```", 2)[1].splitlines()[1:]
+    assert block[0].startswith("bash scripts/quickstart.sh")
+    assert block[1].startswith("python3 -m pytest")
