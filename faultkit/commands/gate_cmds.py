@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.validate_cmds import seconds
 from faultkit.gate.core import GateResult, find_validator, run_gate
 from faultkit.gate.github import annotations, step_summary
 from faultkit.gate.junit import failure_text, write_junit
@@ -25,8 +26,9 @@ from faultkit.gate.junit import failure_text, write_junit
     show_default=True,
     help="Also run the admission protocol on each changed entry (needs a platform).",
 )
+@click.option("--window", default="20s", show_default=True, help="Observation window when validating.")
 @json_option
-def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, as_json: bool) -> None:
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, as_json: bool) -> None:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
@@ -36,7 +38,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, as_jso
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
     ws = workspace()
-    result = run_gate(ws, base, find_validator() if validate else None)
+    result = run_gate(ws, base, find_validator(seconds(window)) if validate else None)
     if junit:
         write_junit(result, junit)
     if github:

@@ -3,7 +3,6 @@ catalog's invariants, validated when a validator is given. Returns data; command
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 from faultkit.catalog.lint import Finding, discover, lint, load_entry_file
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import verdict_state
-from faultkit.errors import FaultkitError, UsageError
+from faultkit.errors import FaultkitError
 from faultkit.gate.changes import Changes, changes
 from faultkit.gate.crosscheck import cross_check
 from faultkit.workspace import Workspace
@@ -54,20 +53,15 @@ class GateResult:
         return all(c.passed for c in self.cases)
 
 
-def find_validator() -> Validator:
-    """faultkit.validators.run.validate_fault, adapted to the gate's Validator signature."""
-    try:
-        module = importlib.import_module("faultkit.validators.run")
-        validate_fault = module.validate_fault
-    except (ImportError, AttributeError):
-        raise UsageError(
-            "--validate needs faultkit.validators.run.validate_fault, which this "
-            "faultkit does not have; run the gate with --no-validate"
-        ) from None
+def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local") -> Validator:
+    """The admission protocol on the platform that runs the app, as the gate's Validator."""
+    from faultkit.platforms import get_platform
+    from faultkit.validators.pipeline import Params, validate
 
     def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
-        verdict = validate_fault(workspace, entry.id)
-        return verdict if isinstance(verdict, Mapping) else vars(verdict)
+        verdict, _ = validate(workspace, get_platform(platform, workspace), entry.id,
+                              Params(window_s=window_s, interval_s=interval_s), record=False)
+        return verdict
 
     return run
 

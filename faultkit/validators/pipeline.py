@@ -10,11 +10,12 @@ Every change goes through the write-ahead journal; an interruption of any kind r
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,7 +34,7 @@ from faultkit.platforms.base import Build, Platform
 from faultkit.process import run
 from faultkit.validators import screening
 from faultkit.validators.bundle import BundleWriter, dumps
-from faultkit.validators.journal import Journal, describe, recover, undo
+from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
@@ -80,6 +81,7 @@ class Run:
     # ---------------------------------------------------------------- records
 
     current: str | None = None
+    hold_at: str | None = None
 
     def save(self) -> None:
         self.bundle.write("stages.json", {"stages": self.stages, "cycles": self.cycles, "aborted": self.aborted,
@@ -90,6 +92,8 @@ class Run:
         self.current = name
         self.save()
         self.progress(name, detail)
+        if self.hold_at == name:
+            time.sleep(120)  # a test's seam: hold here so it can kill the run inside this stage
 
     def stage(self, name: str, status: str, detail: str = "", **data: Any) -> bool:
         self.current = None
@@ -224,7 +228,7 @@ class Run:
 
     def apply(self, change: dict[str, Any], do: Callable[[], Any], check: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         index = self.journal.record(change)
-        self.current = index
+        self.begin(f"{self.current}:applying")
         try:
             handle = do()
         except PlatformError as err:
@@ -252,14 +256,9 @@ class Run:
 
     def revert(self) -> dict[str, Any]:
         self.begin("revert", self.entry.mechanism)
-        changes = self.journal.open_changes()
+        self.begin("revert:applying")
         try:
-            for change in reversed(changes):
-                undo(self.platform, change)
-            data = self.journal._read()
-            for i, c in enumerate(data["changes"]):
-                if c["state"] != "undone":
-                    self.journal.mark(i, "undone")
+            done = recover(self.platform, self.journal)
         except PlatformError as err:
             return {"ok": False, "measured": "failed", "threshold": "restored", "detail": f"revert failed: {err}"}
         if self.entry.code:
@@ -267,7 +266,7 @@ class Run:
         if self.entry.config:
             return self.check_value(self.entry.config.old)
         return {"ok": True, "measured": "stopped", "threshold": "stopped",
-                "detail": "; ".join(describe(c) for c in changes) or "nothing to stop"}
+                "detail": "; ".join(done) or "nothing to stop"}
 
     def app_info(self) -> dict[str, Any]:
         target = self.entry.target.service
@@ -312,7 +311,8 @@ def signals_unwind(timeout_s: float | None) -> Iterator[None]:
 
 def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Params,
              evidence: Path | None = None, progress: Progress = lambda s, d: None,
-             timeout_s: float | None = None, record: bool = True) -> tuple[dict[str, Any], Path]:
+             timeout_s: float | None = None, record: bool = True,
+             environ: Mapping[str, str] = os.environ) -> tuple[dict[str, Any], Path]:
     """Run the protocol for one fault; returns the verdict and the sealed bundle's folder."""
     params.check()
     entry, report = load_fault(workspace, fault_id)
@@ -329,7 +329,7 @@ def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Pa
     folder = (evidence or workspace.evidence_dir / entry.id) / run_id
     bundle = BundleWriter(folder)
     journal = Journal(workspace.state_dir / "journal.json")
-    r = Run(workspace, platform, entry, app, params, bundle, journal, progress)
+    r = Run(workspace, platform, entry, app, params, bundle, journal, progress, hold_at=environ.get("FAULTKIT_HOLD_AT"))
     r.bundle.write("inputs.json", inputs_record(workspace, entry, r.app_info(), params, platform.name))
     if entry.code:
         r.bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))

@@ -175,13 +175,12 @@ def test_recorded_verdict_is_reported(ws, repo):
     assert case.recorded == "admitted" and case.validation == "skipped"
 
 
-def test_validate_without_a_validator_module_says_so(ws, repo, cli):
-    import importlib.util
-
-    if importlib.util.find_spec("faultkit.validators.run"):
-        pytest.skip("faultkit.validators.run exists now; this guards the message for builds without it")
-    proc = cli("gate", "--base", "HEAD", "--validate", check=2)
-    assert "--no-validate" in proc.stderr
+def test_validate_needs_a_running_platform(ws, repo, cli):
+    write_entry(ws, config(4))
+    commit(repo)
+    proc = cli("gate", "--base", "HEAD~1", "--validate", "--window", "5s", check=1)
+    assert "the local platform is not up; run `faultkit up --app minishop` first" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
 
 
 def test_github_step_summary_is_written(ws, repo, tmp_path):

@@ -1,0 +1,87 @@
+"""SIGKILL the validator during each stage in turn; `faultkit recover` must leave the application
+exactly as before: the manifest values, the builds that run, and no extra processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import shop
+
+from faultkit.workspace import Workspace
+
+CODE_STAGES = ["lint", "patch", "build", "marker", "baseline", "window before-1", "inject", "inject:applying",
+               "window after-1", "revert", "revert:applying", "window recovery-1"]
+CONFIG_STAGES = ["inject:applying", "window after-0", "revert", "window after-1"]
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, object]]:
+    ws = shop.make_workspace(tmp_path_factory.mktemp("recover"))
+    platform = shop.start(ws)
+    shop.checkout_shipping_field(ws)
+    shop.cart_store_port(ws)
+    try:
+        yield ws, platform
+    finally:
+        platform.down()
+
+
+def snapshot(platform) -> dict:
+    """What must be identical after recovery."""
+    instances = platform.instances()
+    return {
+        "builds": {i.service: i.build for i in instances},
+        "ready": all(i.ready for i in instances),
+        "processes": sum(len(p) for p in platform.pids().values()),
+        "cart_store_addr": platform.read_field("cart", "cart", "env.CARTSTORE_ADDR"),
+    }
+
+
+def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
+    """SIGKILL a validation inside `stage`: the validator holds there (FAULTKIT_HOLD_AT), except in
+    the `:applying` stages, where it is killed while the platform is carrying the change out."""
+    hold = {} if stage.endswith(":applying") else {"FAULTKIT_HOLD_AT": stage}
+    proc = subprocess.Popen([sys.executable, "-m", "faultkit.cli", "validate", "--fault", fault, "--window", "3s",
+                             "--interval", "1s", "--repeat", "1", "--no-record", "--evidence", str(evidence)],
+                            env={**shop.env_for(ws), **hold}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 90
+    try:
+        while time.time() < deadline:
+            current = next((json.loads(p.read_text()).get("current") for p in evidence.glob("*/stages.json")), None)
+            if current == stage:
+                break
+            assert proc.poll() is None, f"validation ended before reaching {stage}"
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"never reached {stage}")
+        if stage.endswith(":applying"):
+            time.sleep(0.3)  # into the middle of the rollout
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize(("fault", "stage"), [("t-checkout-quote-options", s) for s in CODE_STAGES]
+                         + [("t-cart-store-port", s) for s in CONFIG_STAGES])
+def test_sigkill_then_recover_restores_baseline(running, tmp_path, fault, stage):
+    ws, platform = running
+    before = snapshot(platform)
+    kill_during(ws, fault, stage, tmp_path / "evidence")
+    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "recover"], env=shop.env_for(ws),
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    deadline = time.time() + 30
+    while time.time() < deadline and snapshot(platform) != before:
+        time.sleep(0.5)  # instances replaced by the undo become ready
+    assert snapshot(platform) == before
+    assert not (ws.state_dir / "journal.json").exists()
+    leftovers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path / "evidence") in " ".join(p.info["cmdline"] or [])]
+    assert not leftovers
