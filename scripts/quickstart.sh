@@ -25,7 +25,7 @@ trap 'faultkit down' EXIT
 sleep 10   # let the load generator drive traffic for a while
 faultkit status
 
-for fault in ${FAULTKIT_DEMO_FAULTS:-minishop-cart-store-port}; do
+for fault in ${FAULTKIT_DEMO_FAULTS:-minishop-checkout-env-payment-addr-port minishop-cartstore-instance-failure minishop-code-checkout-shipping-quote}; do
   faultkit validate --fault "$fault" --window 10s --interval 1s --repeat 1 --no-record \
     --evidence "$evidence" || true   # a rejection is a result, not a failure of the demo
 done

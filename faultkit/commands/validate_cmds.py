@@ -44,7 +44,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
 
     Exits 0 when admitted, 1 when rejected or flaky.
 
-    Example: faultkit validate --fault minishop-cart-store-port --window 20s
+    Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
     """
     ws = workspace()
     params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
@@ -86,7 +86,7 @@ def judge_cmd(bundle: Path, as_json: bool) -> None:
 
     Refuses a tampered bundle. Exits 0 when the verdicts agree byte for byte.
 
-    Example: faultkit judge evidence/minishop-cart-store-port/20261129T120000Z
+    Example: faultkit judge evidence/minishop-checkout-env-payment-addr-port/20261129T120000Z
     """
     verdict, same = verify_and_judge(bundle)
     if as_json:
@@ -107,6 +107,7 @@ def recover_cmd(platform_name: str) -> None:
     ws = workspace()
     journal = Journal(ws.state_dir / "journal.json")
     if not journal.open_changes():
+        journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
         return
     for line in recover(get_platform(platform_name, ws), journal):

@@ -1,0 +1,58 @@
+"""Wall time of `validate` per fault against its floor: the observation windows it must wait for.
+
+Brings minishop up on the local platform (private state), validates one fault of each mechanism
+with the given window, and prints wall / floor. Target: at most 1.25 with 20-second windows.
+Usage: python bench/validate_bench.py [--window 20] [--repeat 2] [FAULT_ID ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from faultkit.catalog.lint import lint
+from faultkit.platforms.local import LocalPlatform
+from faultkit.validators.pipeline import Params, validate
+from faultkit.workspace import Workspace
+
+DEFAULT = ["minishop-checkout-env-payment-addr-port", "minishop-cartstore-instance-failure"]
+
+
+def windows(mechanism: str, repeat: int) -> int:
+    """Before, then after and recovery per cycle; config faults add one uncounted cycle."""
+    cycles = repeat + (1 if mechanism == "config" else 0)
+    return 1 + 2 * cycles
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("faults", nargs="*")
+    parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parent.parent
+    entries = {e.id: e for e in lint(Workspace(root, root / ".faultkit")).entries}
+    faults = args.faults or DEFAULT + sorted(i for i, e in entries.items() if e.mechanism == "code")[:1]
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(root, Path(tmp) / "state")
+        platform = LocalPlatform(ws, environ={**os.environ, "FAULTKIT_STATE_DIR": str(ws.state_dir)})
+        platform.up("minishop")
+        try:
+            print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6}")
+            for fault in faults:
+                params = Params(window_s=args.window, interval_s=2.0, repeat=args.repeat)
+                start = time.monotonic()
+                verdict, _ = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
+                wall = time.monotonic() - start
+                floor = windows(entries[fault].mechanism, args.repeat) * args.window
+                print(f"{fault:50} {entries[fault].mechanism:7} {verdict['status']:9} {wall:7.1f} {floor:7.1f} "
+                      f"{wall / floor:6.2f}")
+        finally:
+            platform.down()
+
+
+if __name__ == "__main__":
+    main()
