@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import entry_data, write_entry
+from factories import entry_data, write_entry
 
 from faultkit.catalog.lint import lint
 

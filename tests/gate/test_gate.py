@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import entry_data, write_entry
+from factories import entry_data, write_entry
 
 from faultkit.catalog.model import Entry
 from faultkit.gate.core import run_gate

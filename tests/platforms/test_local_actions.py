@@ -6,7 +6,7 @@ import time
 
 import psutil
 import pytest
-from conftest import get, wait_for
+from fixture_app import get, wait_for
 
 from faultkit.errors import Unsupported
 from faultkit.platforms.local import LocalPlatform

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import get, wait_for
+from fixture_app import get, wait_for
 
 from faultkit.errors import PlatformError
 from faultkit.platforms.base import Platform

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import get, wait_for, write_app
+from fixture_app import get, wait_for, write_app
 
 from faultkit.errors import PlatformError
 from faultkit.platforms.local import LocalPlatform

@@ -8,7 +8,7 @@ import time
 import psutil
 import pytest
 import requests
-from conftest import get, wait_for
+from fixture_app import get, wait_for
 
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.local import LocalPlatform

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from conftest import write_entry
+from factories import write_entry
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.release import entry_digest

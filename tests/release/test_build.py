@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from admit import admit, make_bundle
-from conftest import entry_data, write_entry
+from factories import entry_data, write_entry
 from jsonschema import Draft202012Validator
 
 from faultkit.catalog.release import build_release, verify_release

@@ -7,7 +7,7 @@ import json
 import re
 
 from admit import admit
-from conftest import entry_data, write_entry
+from factories import entry_data, write_entry
 
 from faultkit.apps.descriptor import load_app
 

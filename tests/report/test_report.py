@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import entry_data, write_entry
+from factories import entry_data, write_entry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
 from admit import admit  # noqa: E402
