@@ -98,8 +98,10 @@ def app_names(workspace: Workspace) -> list[str]:
 def load_app(workspace: Workspace, name: str) -> AppDescriptor:
     path = workspace.apps_dir / name / "app.yaml"
     if not path.is_file():
-        raise InputError(f"{name!r} is not an application of this catalog{suggest(name, app_names(workspace))}; "
-                         f"known: {', '.join(app_names(workspace)) or 'none'}")
+        raise InputError(
+            f"{name!r} is not an application of this catalog{suggest(name, app_names(workspace))}; "
+            f"known: {', '.join(app_names(workspace)) or 'none'}"
+        )
     return load_descriptor(path)
 
 
@@ -148,6 +150,10 @@ def _check_references(app: AppDescriptor, path: Path, located) -> None:
         for end in (a, b):
             if end not in names:
                 line = located.line(("edges", i))
-                raise InputError(f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}")
+                raise InputError(
+                    f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}"
+                )
     if app.entry not in names:
-        raise InputError(f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}")
+        raise InputError(
+            f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"
+        )

@@ -22,7 +22,8 @@ def refusal(spec: dict[str, Any], field: str) -> str | None:
     """Why `field` of this container spec may not be changed by a config fault, or None."""
     head, *rest = field.split(".")
     if head == "envFrom":
-        return "envFrom loads configuration indirectly (ConfigMap/Secret); only settings written in the manifest may change"
+        return ("envFrom loads configuration indirectly (ConfigMap/Secret); "
+                "only settings written in the manifest may change")
     if head in ("volumeMounts", "volumes"):
         return "mounted files are indirectly loaded configuration; only settings written in the manifest may change"
     if head == "env" and rest:
@@ -53,7 +54,11 @@ def kind_mismatch(kind: str, field: str, old: str | None, new: str | None) -> st
             return "a resource-limit change is to resources.limits.<cpu|memory>"
         return None if new and QUANTITY.match(new) else f"{new!r} is not a Kubernetes quantity such as 64Mi or 250m"
     if kind == "connection-password":
-        return None if head == "env" and PASSWORD.search(name) else "a connection-password change is to an env var holding a password"
+        return (
+            None
+            if head == "env" and PASSWORD.search(name)
+            else "a connection-password change is to an env var holding a password"
+        )
     if kind in ("dependency-port", "connection-host"):
         o, n = ADDRESS.match(old or ""), ADDRESS.match(new or "")
         if head != "env" or not o or not n:

@@ -207,7 +207,10 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     if e.target.workload and e.target.workload != spec.workload:
         yield "target.workload", f"{e.target.service} runs as workload {spec.workload!r}, not {e.target.workload!r}"
     if e.target.container and e.target.container not in spec.containers:
-        yield "target.container", f"{e.target.container!r} is not a container of {spec.workload} ({', '.join(spec.containers)})"
+        yield (
+            "target.container",
+            f"{e.target.container!r} is not a container of {spec.workload} ({', '.join(spec.containers)})",
+        )
     if e.probe.service not in names:
         yield "probe.service", f"{e.probe.service!r} is not a service of {app.name}{suggest(e.probe.service, names)}"
     computed = set(app.scope(e.target.service))
@@ -215,10 +218,19 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
         yield "scope", f"the scope must include the target {e.target.service!r}"
     for i, s in enumerate(e.scope):
         if s not in computed:
-            yield f"scope[{i}]", f"{s!r} does not reach {e.target.service} through dependency edges; scope may hold {', '.join(sorted(computed))}"
+            yield (
+                f"scope[{i}]",
+                f"{s!r} does not reach {e.target.service} through dependency edges; "
+                f"scope may hold {', '.join(sorted(computed))}",
+            )
     if e.log and e.log.service not in {e.target.service, *app.callers(e.target.service)}:
-        yield "log.service", (f"{e.log.service!r} is neither {e.target.service} nor a direct dependant of it "
-                              f"({', '.join(app.callers(e.target.service)) or 'none'})")
+        yield (
+            "log.service",
+            (
+                f"{e.log.service!r} is neither {e.target.service} nor a direct dependant of it "
+                f"({', '.join(app.callers(e.target.service)) or 'none'})"
+            ),
+        )
 
 
 def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
@@ -233,7 +245,10 @@ def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     app = ctx.app(e.app)
     source = app.service_source(e.target.service) if e.target.service in app.service_names else None
     if source is None:
-        yield "code.patch", f"{e.target.service} has no source folder in {app.name}'s descriptor; a code fault needs one"
+        yield (
+            "code.patch",
+            f"{e.target.service} has no source folder in {app.name}'s descriptor; a code fault needs one",
+        )
         return
     outside = [f for f in info.files if not f.startswith(source + "/") or ".." in f.split("/")]
     if outside:
@@ -280,7 +295,9 @@ def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
             yield f"direct.params.{key}", f"{action.name} takes no parameter {key!r}{suggest(key, list(known))}"
         elif not isinstance(value, param.type) or isinstance(value, bool):
             yield f"direct.params.{key}", f"expected {param.type.__name__}, found {value!r}"
-        elif (param.minimum is not None and value < param.minimum) or (param.maximum is not None and value > param.maximum):
+        elif (param.minimum is not None and value < param.minimum) or (
+            param.maximum is not None and value > param.maximum
+        ):
             yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"
 
 

@@ -24,7 +24,9 @@ def list_cmd(as_json: bool) -> None:
     ws = workspace()
     rows = [load_app(ws, n) for n in app_names(ws)]
     if as_json:
-        print_json([{"name": a.name, "version": a.version, "services": len(a.services), "entry": a.entry} for a in rows])
+        print_json(
+            [{"name": a.name, "version": a.version, "services": len(a.services), "entry": a.entry} for a in rows]
+        )
         return
     table = Table("app", "version", "services", "entry")
     for a in rows:
@@ -42,12 +44,27 @@ def show_cmd(app: str, as_json: bool) -> None:
     """
     a = load_app(workspace(), app)
     if as_json:
-        print_json({"name": a.name, "version": a.version, "entry": a.entry, "edges": [list(e) for e in a.edges],
-                    "sites": [s.__dict__ for s in a.sites],
-                    "services": [{"name": s.name, "language": s.language, "workload": f"{s.workload_kind}/{s.workload}",
-                                  "ports": {p.name: p.port for p in s.ports}, "aliases": list(s.aliases),
-                                  "callees": [b for x, b in a.edges if x == s.name], "scope": list(a.scope(s.name))}
-                                 for s in a.services]})
+        print_json(
+            {
+                "name": a.name,
+                "version": a.version,
+                "entry": a.entry,
+                "edges": [list(e) for e in a.edges],
+                "sites": [s.__dict__ for s in a.sites],
+                "services": [
+                    {
+                        "name": s.name,
+                        "language": s.language,
+                        "workload": f"{s.workload_kind}/{s.workload}",
+                        "ports": {p.name: p.port for p in s.ports},
+                        "aliases": list(s.aliases),
+                        "callees": [b for x, b in a.edges if x == s.name],
+                        "scope": list(a.scope(s.name)),
+                    }
+                    for s in a.services
+                ],
+            }
+        )
         return
     table = Table("service", "workload", "ports", "calls", "scope", title=f"{a.name} {a.version} (entry: {a.entry})")
     for s in a.services:

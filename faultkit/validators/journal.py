@@ -86,8 +86,12 @@ def recover(platform: Platform, journal: Journal) -> list[str]:
         if change["state"] == "undone":
             continue
         if change["kind"] == "action" and not change.get("handle"):
-            # the action never started (or its handle was not recorded); nothing to stop
+            # killed between starting the action and recording its handle: one validation runs at a
+            # time on a platform (the journal says so), so every action in force is this run's
+            for handle in platform.active_actions():
+                platform.stop_action(handle)
             journal.mark(index, "undone")
+            done.append(describe(change))
             continue
         undo(platform, change)
         journal.mark(index, "undone")

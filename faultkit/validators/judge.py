@@ -37,8 +37,15 @@ def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dic
     for stage, name in STAGE_RULES.items():
         record = by_stage.get(stage)
         if record and record["status"] != "skipped":
-            rules.append(Rule(name, record["status"] == "ok", record.get("measured"), record.get("threshold"),
-                              record.get("detail", "")).as_dict())
+            rules.append(
+                Rule(
+                    name,
+                    record["status"] == "ok",
+                    record.get("measured"),
+                    record.get("threshold"),
+                    record.get("detail", ""),
+                ).as_dict()
+            )
     cycles = []
     for cycle in stages.get("cycles", []):
         cycle_rules = _cycle_rules(inputs, cycle, windows)
@@ -106,14 +113,28 @@ def _cycle_rules(inputs: dict[str, Any], cycle: dict[str, Any], windows: dict[st
     scope = tuple(app["scope"])
     before, after = windows.get(cycle.get("before") or ""), windows.get(cycle.get("after") or "")
     recovery = windows.get(cycle.get("recovery") or "")
-    rules: list[Rule] = [Rule("injection-applied", cycle["inject"]["ok"], cycle["inject"].get("measured"),
-                              cycle["inject"].get("threshold"), cycle["inject"].get("detail", ""))]
+    rules: list[Rule] = [
+        Rule(
+            "injection-applied",
+            cycle["inject"]["ok"],
+            cycle["inject"].get("measured"),
+            cycle["inject"].get("threshold"),
+            cycle["inject"].get("detail", ""),
+        )
+    ]
     if not before or not after:
         return rules
     rules += _message_rules(entry, app, before, after)
     ok_after, required = sc.serving(before, after, app["entry"])
-    rules.append(Rule("keeps-serving", ok_after >= required, ok_after, required,
-                      f"non-5xx responses per minute at {app['entry']} in the after window"))
+    rules.append(
+        Rule(
+            "keeps-serving",
+            ok_after >= required,
+            ok_after,
+            required,
+            f"non-5xx responses per minute at {app['entry']} in the after window",
+        )
+    )
     rules += _screening_rules(before, after, scope)
     rules.append(_intent_rule(entry, after, scope))
     if entry["mechanism"] == "code":
@@ -144,10 +165,20 @@ def _screening_rules(before: dict, after: dict, scope: tuple[str, ...]) -> list[
     new_logs, examples = sc.new_error_log_rate(before, after)
     restarts, _ = sc.restarts(after, scope)
     criteria = [
-        Rule("screen-server-errors", errors >= sc.ERRORS_PER_MIN, errors, sc.ERRORS_PER_MIN,
-             f"5xx per minute, largest at {where or 'none'}"),
-        Rule("screen-new-error-logs", new_logs >= sc.NEW_ERROR_LOGS_PER_MIN, new_logs, sc.NEW_ERROR_LOGS_PER_MIN,
-             "new error templates per minute" + (f", e.g. {examples[0]!r}" if examples else "")),
+        Rule(
+            "screen-server-errors",
+            errors >= sc.ERRORS_PER_MIN,
+            errors,
+            sc.ERRORS_PER_MIN,
+            f"5xx per minute, largest at {where or 'none'}",
+        ),
+        Rule(
+            "screen-new-error-logs",
+            new_logs >= sc.NEW_ERROR_LOGS_PER_MIN,
+            new_logs,
+            sc.NEW_ERROR_LOGS_PER_MIN,
+            "new error templates per minute" + (f", e.g. {examples[0]!r}" if examples else ""),
+        ),
         Rule("screen-restart", restarts >= 1, restarts, 1, "instance restarts in scope during the after window"),
     ]
     held = sum(r.passed for r in criteria)
@@ -164,17 +195,34 @@ def _intent_rule(entry: dict[str, Any], after: dict, scope: tuple[str, ...]) -> 
     if effect == "oom-restart":
         return Rule("effect-matches-intent", ooms >= 1, observed, "an OOM kill of the target", "declared oom-restart")
     if ooms:
-        return Rule("effect-matches-intent", False, observed, "no OOM kill",
-                    f"declared {effect} but the target was OOM-killed: the fault diverged from its intent")
+        return Rule(
+            "effect-matches-intent",
+            False,
+            observed,
+            "no OOM kill",
+            f"declared {effect} but the target was OOM-killed: the fault diverged from its intent",
+        )
     if effect == "restart":
         return Rule("effect-matches-intent", restarts >= 1, observed, "a restart of the target", "declared restart")
     if effect == "errors":
-        return Rule("effect-matches-intent", errors >= sc.ERRORS_PER_MIN, observed, f"errors_per_min >= {sc.ERRORS_PER_MIN}",
-                    "declared errors")
+        return Rule(
+            "effect-matches-intent",
+            errors >= sc.ERRORS_PER_MIN,
+            observed,
+            f"errors_per_min >= {sc.ERRORS_PER_MIN}",
+            "declared errors",
+        )
     if effect == "unavailable":
-        unready = any(not i["ready"] for s in after["samples"] for i in s["instances"].values() if i["service"] in target)
-        return Rule("effect-matches-intent", unready or errors >= sc.ERRORS_PER_MIN, observed,
-                    "target unready or errors", "declared unavailable")
+        unready = any(
+            not i["ready"] for s in after["samples"] for i in s["instances"].values() if i["service"] in target
+        )
+        return Rule(
+            "effect-matches-intent",
+            unready or errors >= sc.ERRORS_PER_MIN,
+            observed,
+            "target unready or errors",
+            "declared unavailable",
+        )
     return Rule("effect-matches-intent", True, observed, effect, f"declared {effect}")
 
 
@@ -182,8 +230,13 @@ def _new_build_serves(entry: dict[str, Any], cycle: dict[str, Any], after: dict)
     new = cycle["inject"].get("build")
     service = entry["target"]["service"]
     seen = sorted({i["build"] for s in after["samples"] for i in s["instances"].values() if i["service"] == service})
-    return Rule("only-new-build-serves", seen == [new], len([b for b in seen if b != new]), 0,
-                f"builds of {service} seen in the after window: {', '.join(b[:19] for b in seen)}")
+    return Rule(
+        "only-new-build-serves",
+        seen == [new],
+        len([b for b in seen if b != new]),
+        0,
+        f"builds of {service} seen in the after window: {', '.join(b[:19] for b in seen)}",
+    )
 
 
 def _probe_rules(before: dict, after: dict) -> list[Rule]:
@@ -191,37 +244,80 @@ def _probe_rules(before: dict, after: dict) -> list[Rule]:
     failed_after, n_after = sc.probe_failures(after)
     if not n_before and not n_after:
         return []
-    return [Rule("probe-detects-fault", failed_after >= 1, f"{failed_after}/{n_after} failed", ">= 1 failure",
-                 f"symptom probe failed {failed_before}/{n_before} before")]
+    return [
+        Rule(
+            "probe-detects-fault",
+            failed_after >= 1,
+            f"{failed_after}/{n_after} failed",
+            ">= 1 failure",
+            f"symptom probe failed {failed_before}/{n_before} before",
+        )
+    ]
 
 
 def _recovery_rules(inputs: dict[str, Any], cycle: dict[str, Any], before: dict, recovery: dict) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
     revert = cycle.get("revert", {"ok": False, "detail": "not reverted"})
-    rules = [Rule("recovery-artifact-restored", revert["ok"], revert.get("measured"), revert.get("threshold"),
-                  revert.get("detail", ""))]
+    rules = [
+        Rule(
+            "recovery-artifact-restored",
+            revert["ok"],
+            revert.get("measured"),
+            revert.get("threshold"),
+            revert.get("detail", ""),
+        )
+    ]
     services = tuple(app["services"])
-    rules.append(Rule("recovery-ready", sc.all_ready(recovery, services), None, "every instance ready",
-                      "readiness at the end of the recovery window"))
+    rules.append(
+        Rule(
+            "recovery-ready",
+            sc.all_ready(recovery, services),
+            None,
+            "every instance ready",
+            "readiness at the end of the recovery window",
+        )
+    )
     ok_after, required = sc.serving(before, recovery, app["entry"])
-    rules.append(Rule("recovery-serving", ok_after >= required, ok_after, required,
-                      f"non-5xx responses per minute at {app['entry']}"))
+    rules.append(
+        Rule(
+            "recovery-serving",
+            ok_after >= required,
+            ok_after,
+            required,
+            f"non-5xx responses per minute at {app['entry']}",
+        )
+    )
     log = entry.get("log")
     if log:
         settle = recovery["samples"][0]["t"] + 0.25 * recovery["window_s"]
         tail = {**recovery, "logs": [r for r in recovery["logs"] if r["ts"] >= settle]}
         where = tuple(sorted({entry["target"]["service"], *app["dependants"]}))
         n = sc.message_count(tail, log["message"], where)
-        rules.append(Rule("recovery-message-stopped", n == 0, n, 0,
-                          "occurrences after the first quarter of the recovery window"))
-    failed, total = sc.probe_failures({**recovery, "samples": recovery["samples"][len(recovery["samples"]) // 2:]})
+        rules.append(
+            Rule("recovery-message-stopped", n == 0, n, 0, "occurrences after the first quarter of the recovery window")
+        )
+    failed, total = sc.probe_failures({**recovery, "samples": recovery["samples"][len(recovery["samples"]) // 2 :]})
     if total:
-        rules.append(Rule("recovery-probe-healthy", failed == 0, f"{failed}/{total} failed", "0 failures",
-                          "symptom probe over the second half of the recovery window"))
+        rules.append(
+            Rule(
+                "recovery-probe-healthy",
+                failed == 0,
+                f"{failed}/{total} failed",
+                "0 failures",
+                "symptom probe over the second half of the recovery window",
+            )
+        )
     sites = app.get("sites") or []
     # no platform here runs a second site yet, so an app with two cannot pass this rule unobserved
-    rules.append(Rule("other-site-unaffected", len(sites) < 2, "n/a" if len(sites) < 2 else "not observed", None,
-                      "the app runs one site" if len(sites) < 2 else "the standby site was not observed"))
+    rules.append(
+        Rule(
+            "other-site-unaffected",
+            len(sites) < 2,
+            "n/a" if len(sites) < 2 else "not observed",
+            None,
+            "the app runs one site" if len(sites) < 2 else "the standby site was not observed",
+        )
+    )
     return rules
 
 

@@ -51,8 +51,10 @@ class Params:
 
     def check(self) -> None:
         if self.window_s < self.interval_s:
-            raise UsageError(f"--window {self.window_s:g}s is shorter than the sampling interval "
-                             f"({self.interval_s:g}s); use a window of at least {self.interval_s:g}s")
+            raise UsageError(
+                f"--window {self.window_s:g}s is shorter than the sampling interval "
+                f"({self.interval_s:g}s); use a window of at least {self.interval_s:g}s"
+            )
         if self.repeat < 1:
             raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")
 
@@ -84,8 +86,10 @@ class Run:
     hold_at: str | None = None
 
     def save(self) -> None:
-        self.bundle.write("stages.json", {"stages": self.stages, "cycles": self.cycles, "aborted": self.aborted,
-                                          "current": self.current})
+        self.bundle.write(
+            "stages.json",
+            {"stages": self.stages, "cycles": self.cycles, "aborted": self.aborted, "current": self.current},
+        )
 
     def begin(self, name: str, detail: str = "") -> None:
         """Note the stage now running, so an interrupted run's record says where it stopped."""
@@ -119,8 +123,13 @@ class Run:
         shutil.copytree(self.app.source_dir, src, ignore=shutil.ignore_patterns("__pycache__", ".*_cache"))
         patch = safe_path(self.workspace.root, self.entry.code.patch, "patch")
         result = run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=self.tmp)
-        return self.stage("patch", "ok" if result.ok else "failed", result.tail() or "applied cleanly",
-                          measured="applies" if result.ok else "does not apply", threshold="applies")
+        return self.stage(
+            "patch",
+            "ok" if result.ok else "failed",
+            result.tail() or "applied cleanly",
+            measured="applies" if result.ok else "does not apply",
+            threshold="applies",
+        )
 
     def build(self) -> bool:
         if not self.entry.code:
@@ -134,12 +143,23 @@ class Run:
             self.progress("build", f"running the service's {what}")
             result = run(cmd, cwd=service_dir, timeout=600)
             if not result.ok:
-                return self.stage("build", "failed", f"the service's {what} failed: {' '.join(cmd)}\n{result.tail(30)}",
-                                  measured=f"{what} exit {result.code}", threshold="exit 0")
+                return self.stage(
+                    "build",
+                    "failed",
+                    f"the service's {what} failed: {' '.join(cmd)}\n{result.tail(30)}",
+                    measured=f"{what} exit {result.code}",
+                    threshold="exit 0",
+                )
         src_root = self.tmp / self.app.source_dir.relative_to(self.app.root)
         self.new_build = self.platform.build(self.entry.target.service, source_root=str(src_root))
-        return self.stage("build", "ok", "the service's lint and unit tests pass", build=self.new_build.id,
-                          measured="exit 0", threshold="exit 0")
+        return self.stage(
+            "build",
+            "ok",
+            "the service's lint and unit tests pass",
+            build=self.new_build.id,
+            measured="exit 0",
+            threshold="exit 0",
+        )
 
     def check_marker(self) -> bool:
         if not self.entry.code or self.new_build is None:
@@ -150,18 +170,32 @@ class Run:
         earlier = [b.id for b in self.platform.builds(service) if b.id != self.new_build.id]
         in_earlier = [b for b in earlier if self.platform.build_contains(b, marker)]
         ok = in_new and not in_earlier
-        detail = (f"{marker!r} found in the new build and in none of {len(earlier)} earlier builds" if ok else
-                  f"{marker!r} in new build: {in_new}; in earlier builds: {', '.join(b[:19] for b in in_earlier) or 'none'}")
-        return self.stage("marker", "ok" if ok else "failed", detail, measured=len(in_earlier) if in_new else "absent",
-                          threshold="in new build, 0 earlier")
+        detail = (
+            f"{marker!r} found in the new build and in none of {len(earlier)} earlier builds"
+            if ok
+            else f"{marker!r} in new build: {in_new}; "
+            f"in earlier builds: {', '.join(b[:19] for b in in_earlier) or 'none'}"
+        )
+        return self.stage(
+            "marker",
+            "ok" if ok else "failed",
+            detail,
+            measured=len(in_earlier) if in_new else "absent",
+            threshold="in new build, 0 earlier",
+        )
 
     def baseline(self) -> bool:
         self.begin("baseline")
         instances = self.platform.instances()
         unready = sorted({i.service for i in instances if not i.ready})
         if unready:
-            return self.stage("baseline", "failed", f"not ready before any change: {', '.join(unready)}",
-                              measured=len(unready), threshold=0)
+            return self.stage(
+                "baseline",
+                "failed",
+                f"not ready before any change: {', '.join(unready)}",
+                measured=len(unready),
+                threshold=0,
+            )
         target = [i for i in instances if i.service == self.entry.target.service]
         self.baseline_build = target[0].build if target else None
         detail = f"{len(instances)} instances ready"
@@ -169,16 +203,20 @@ class Run:
             c = self.entry.config
             deployed = self.platform.read_field(c.workload, c.container, c.field)
             if deployed != c.old:
-                raise PlatformError(f"{c.workload}/{c.container} {c.field} is deployed as {deployed!r}, not the entry's "
-                                    f"old value {c.old!r}; run `faultkit recover`, or `faultkit down` and `up`")
+                raise PlatformError(
+                    f"{c.workload}/{c.container} {c.field} is deployed as {deployed!r}, not the entry's "
+                    f"old value {c.old!r}; run `faultkit recover`, or `faultkit down` and `up`"
+                )
         return self.stage("baseline", "ok", detail, build=self.baseline_build, measured=0, threshold=0)
 
     # ---------------------------------------------------------------- cycles
 
     def window(self, sampler: Sampler, name: str) -> str:
         self.begin(f"window {name}")
-        data = sampler.window(WindowSpec(name, self.params.window_s, self.params.interval_s),
-                              tick=lambda n, left: self.progress("observe", f"window {n}: {left:.0f}s left"))
+        data = sampler.window(
+            WindowSpec(name, self.params.window_s, self.params.interval_s),
+            tick=lambda n, left: self.progress("observe", f"window {n}: {left:.0f}s left"),
+        )
         data["points"] = screening.points(data, tuple(self.app_info()["scope"]))
         self.bundle.write(f"windows/{name}.json", data)
         return name
@@ -208,33 +246,70 @@ class Run:
         self.begin("inject", e.mechanism)
         if e.code:
             assert self.new_build is not None and self.baseline_build is not None
-            change = {"kind": "rollout", "service": e.target.service, "build": self.new_build.id,
-                      "undo_build": self.baseline_build, "timeout": self.params.rollout_timeout_s}
-            return self.apply(change, lambda: self.platform.rollout(e.target.service, self.new_build.id,  # type: ignore[union-attr]
-                                                                   timeout=self.params.rollout_timeout_s), self.check_build)
+            change = {
+                "kind": "rollout",
+                "service": e.target.service,
+                "build": self.new_build.id,
+                "undo_build": self.baseline_build,
+                "timeout": self.params.rollout_timeout_s,
+            }
+            return self.apply(
+                change,
+                lambda: self.platform.rollout(
+                    e.target.service,
+                    self.new_build.id,  # type: ignore[union-attr]
+                    timeout=self.params.rollout_timeout_s,
+                ),
+                self.check_build,
+            )
         if e.config:
             c = e.config
-            change = {"kind": "patch", "workload": c.workload, "container": c.container, "field": c.field,
-                      "value": c.new, "undo_value": c.old, "timeout": self.params.rollout_timeout_s}
-            return self.apply(change, lambda: self.platform.patch_field(c.workload, c.container, c.field, c.new,
-                                                                       timeout=self.params.rollout_timeout_s),
-                              lambda: self.check_value(c.new))
+            change = {
+                "kind": "patch",
+                "workload": c.workload,
+                "container": c.container,
+                "field": c.field,
+                "value": c.new,
+                "undo_value": c.old,
+                "timeout": self.params.rollout_timeout_s,
+            }
+            return self.apply(
+                change,
+                lambda: self.platform.patch_field(
+                    c.workload, c.container, c.field, c.new, timeout=self.params.rollout_timeout_s
+                ),
+                lambda: self.check_value(c.new),
+            )
         assert e.direct is not None
-        params = {**dict(e.direct.params), "level": e.level}
+        # pod level acts on one replica, service level on every replica
+        params = {"mode": "one" if e.level == "pod" else "all", **thaw(e.direct.params)}
         change = {"kind": "action", "action": e.direct.action, "service": e.target.service, "params": params}
-        return self.apply(change, lambda: self.platform.start_action(e.direct.action, e.target.service, params),  # type: ignore[union-attr]
-                          lambda: {"ok": True, "measured": "started", "threshold": "started",
-                                   "detail": f"{e.direct.action} on {e.target.service}"})  # type: ignore[union-attr]
+        return self.apply(
+            change,
+            lambda: self.platform.start_action(e.direct.action, e.target.service, params),  # type: ignore[union-attr]
+            lambda: {
+                "ok": True,
+                "measured": "started",
+                "threshold": "started",
+                "detail": f"{e.direct.action} on {e.target.service}",
+            },
+        )  # type: ignore[union-attr]
 
-    def apply(self, change: dict[str, Any], do: Callable[[], Any], check: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def apply(
+        self, change: dict[str, Any], do: Callable[[], Any], check: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
         index = self.journal.record(change)
         self.begin(f"{self.current}:applying")
         try:
             handle = do()
         except PlatformError as err:
             self.journal.mark(index, "applied")
-            return {"ok": False, "measured": "not ready", "threshold": "started and ready",
-                    "detail": f"the change was made but did not become ready: {err}"}
+            return {
+                "ok": False,
+                "measured": "not ready",
+                "threshold": "started and ready",
+                "detail": f"the change was made but did not become ready: {err}",
+            }
         self.journal.mark(index, "applied", **({"handle": handle} if isinstance(handle, str) else {}))
         return check()
 
@@ -242,8 +317,13 @@ class Run:
         expect = expect or (self.new_build.id if self.new_build else None)
         builds = sorted({i.build for i in self.platform.instances(self.entry.target.service)})
         ok = builds == [expect]
-        return {"ok": ok, "build": expect, "measured": ", ".join(b[:19] for b in builds), "threshold": (expect or "")[:19],
-                "detail": "every replica runs the expected build" if ok else "replicas run other builds"}
+        return {
+            "ok": ok,
+            "build": expect,
+            "measured": ", ".join(b[:19] for b in builds),
+            "threshold": (expect or "")[:19],
+            "detail": "every replica runs the expected build" if ok else "replicas run other builds",
+        }
 
     def check_value(self, expect: str | None) -> dict[str, Any]:
         c = self.entry.config
@@ -251,8 +331,12 @@ class Run:
         deployed = self.platform.read_field(c.workload, c.container, c.field)
         ready = self.platform.ready(self.entry.target.service)
         ok = deployed == expect and ready
-        return {"ok": ok, "measured": deployed, "threshold": expect,
-                "detail": f"deployed value read back; {self.entry.target.service} ready: {ready}"}
+        return {
+            "ok": ok,
+            "measured": deployed,
+            "threshold": expect,
+            "detail": f"deployed value read back; {self.entry.target.service} ready: {ready}",
+        }
 
     def revert(self) -> dict[str, Any]:
         self.begin("revert", self.entry.mechanism)
@@ -265,24 +349,34 @@ class Run:
             return self.check_build(self.baseline_build)
         if self.entry.config:
             return self.check_value(self.entry.config.old)
-        return {"ok": True, "measured": "stopped", "threshold": "stopped",
-                "detail": "; ".join(done) or "nothing to stop"}
+        return {
+            "ok": True,
+            "measured": "stopped",
+            "threshold": "stopped",
+            "detail": "; ".join(done) or "nothing to stop",
+        }
 
     def app_info(self) -> dict[str, Any]:
         target = self.entry.target.service
-        return {"name": self.app.name, "version": self.app.version, "entry": self.app.entry,
-                "services": [s.name for s in self.app.services if s.name != "loadgenerator"],
-                "scope": list(self.app.scope(target)) if target in self.app.service_names else [target],
-                "dependants": list(self.app.callers(target)) if target in self.app.service_names else [],
-                "sites": [s.name for s in self.app.sites]}
+        return {
+            "name": self.app.name,
+            "version": self.app.version,
+            "entry": self.app.entry,
+            "services": [s.name for s in self.app.services if s.name != "loadgenerator"],
+            "scope": list(self.app.scope(target)) if target in self.app.service_names else [target],
+            "dependants": list(self.app.callers(target)) if target in self.app.service_names else [],
+            "sites": [s.name for s in self.app.sites],
+        }
 
 
 def load_fault(workspace: Workspace, fault_id: str) -> tuple[Entry, Report]:
     paths = sorted(workspace.catalog_dir.glob(f"*/{fault_id}.yaml"))
     if not paths:
         ids = sorted(p.stem for p in workspace.catalog_dir.glob("*/*.yaml"))
-        raise InputError(f"no fault with id {fault_id!r} in the catalog{suggest(fault_id, ids)}; "
-                         "`faultkit catalog lint` lists what is there")
+        raise InputError(
+            f"no fault with id {fault_id!r} in the catalog{suggest(fault_id, ids)}; "
+            "`faultkit catalog lint` lists what is there"
+        )
     report = lint(workspace, paths[:1])
     if not report.entries:
         first = next((f.render() for f in report.findings if f.severity == "error"), "")
@@ -309,10 +403,17 @@ def signals_unwind(timeout_s: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old_alarm)
 
 
-def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Params,
-             evidence: Path | None = None, progress: Progress = lambda s, d: None,
-             timeout_s: float | None = None, record: bool = True,
-             environ: Mapping[str, str] = os.environ) -> tuple[dict[str, Any], Path]:
+def validate(
+    workspace: Workspace,
+    platform: Platform,
+    fault_id: str,
+    params: Params,
+    evidence: Path | None = None,
+    progress: Progress = lambda s, d: None,
+    timeout_s: float | None = None,
+    record: bool = True,
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[dict[str, Any], Path]:
     """Run the protocol for one fault; returns the verdict and the sealed bundle's folder."""
     params.check()
     entry, report = load_fault(workspace, fault_id)
@@ -320,11 +421,15 @@ def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Pa
     if not platform.is_up():
         raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up --app {entry.app}` first")
     if platform.app() != entry.app:
-        raise PlatformError(f"the {platform.name} platform runs {platform.app()}, not {entry.app}; "
-                            f"run `faultkit down` then `faultkit up --app {entry.app}`")
+        raise PlatformError(
+            f"the {platform.name} platform runs {platform.app()}, not {entry.app}; "
+            f"run `faultkit down` then `faultkit up --app {entry.app}`"
+        )
     if entry.direct and entry.direct.action not in platform.actions():
-        raise Unsupported(f"{entry.direct.action} cannot be carried out on the {platform.name} platform; "
-                          f"use {' or '.join(p for p in ACTIONS[entry.direct.action].platforms if p != platform.name)}")
+        raise Unsupported(
+            f"{entry.direct.action} cannot be carried out on the {platform.name} platform; "
+            f"use {' or '.join(p for p in ACTIONS[entry.direct.action].platforms if p != platform.name)}"
+        )
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
     folder = (evidence or workspace.evidence_dir / entry.id) / run_id
     bundle = BundleWriter(folder)
@@ -334,12 +439,15 @@ def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Pa
     if entry.code:
         r.bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     journal.begin(run_id, entry.id)
-    sampler = Sampler(platform, tuple(s.name for s in app.services if s.name != "loadgenerator"), entry.probe,
-                      entry.log.message if entry.log else None)
+    sampler = Sampler(
+        platform,
+        tuple(s.name for s in app.services if s.name != "loadgenerator"),
+        entry.probe,
+        entry.log.message if entry.log else None,
+    )
     try:
         with signals_unwind(timeout_s):
-            static_ok = (r.check_lint(report) and r.apply_patch() and r.build() and r.check_marker()
-                         and r.baseline())
+            static_ok = r.check_lint(report) and r.apply_patch() and r.build() and r.check_marker() and r.baseline()
             if static_ok:
                 r.run_cycles(sampler)
     except (KeyboardInterrupt, Interrupted) as stop:
@@ -365,28 +473,50 @@ def validate(workspace: Workspace, platform: Platform, fault_id: str, params: Pa
     return verdict, folder
 
 
-def inputs_record(workspace: Workspace, entry: Entry, app_info: dict[str, Any], params: Params,
-                  platform: str) -> dict[str, Any]:
+def inputs_record(
+    workspace: Workspace, entry: Entry, app_info: dict[str, Any], params: Params, platform: str
+) -> dict[str, Any]:
     body = {k: v for k, v in thaw(entry.raw).items() if k != "validation"}
     patch = None
     if entry.code:
         info = read_patch(safe_path(workspace.root, entry.code.patch, "patch"))
         patch = {"path": entry.code.patch, "digest": info.digest}
-    return {"entry": body, "entry_digest": entry.digest(), "patch": patch, "app": app_info, "platform": platform,
-            "toolkit": __version__,
-            "params": {"window_s": params.window_s, "interval_s": params.interval_s, "repeat": params.repeat,
-                       "thresholds": {"errors_per_min": screening.ERRORS_PER_MIN,
-                                      "new_error_logs_per_min": screening.NEW_ERROR_LOGS_PER_MIN,
-                                      "serving_fraction": screening.SERVING_FRACTION}}}
+    return {
+        "entry": body,
+        "entry_digest": entry.digest(),
+        "patch": patch,
+        "app": app_info,
+        "platform": platform,
+        "toolkit": __version__,
+        "params": {
+            "window_s": params.window_s,
+            "interval_s": params.interval_s,
+            "repeat": params.repeat,
+            "thresholds": {
+                "errors_per_min": screening.ERRORS_PER_MIN,
+                "new_error_logs_per_min": screening.NEW_ERROR_LOGS_PER_MIN,
+                "serving_fraction": screening.SERVING_FRACTION,
+            },
+        },
+    }
 
 
-def record_validation(workspace: Workspace, entry: Entry, folder: Path, digest: str, verdict: dict[str, Any],
-                      params: Params, platform: str) -> None:
+def record_validation(
+    workspace: Workspace,
+    entry: Entry,
+    folder: Path,
+    digest: str,
+    verdict: dict[str, Any],
+    params: Params,
+    platform: str,
+) -> None:
     """Write the verdict's record into the entry file, leaving the rest of the file as it was."""
     path = workspace.catalog_dir / entry.app / f"{entry.id}.yaml"
     record: dict[str, Any] = {
         "verdict": verdict["status"],
-        "bundle": folder.resolve().relative_to(workspace.root).as_posix() if folder.resolve().is_relative_to(workspace.root) else str(folder),
+        "bundle": folder.resolve().relative_to(workspace.root).as_posix()
+        if folder.resolve().is_relative_to(workspace.root)
+        else str(folder),
         "bundle_digest": digest,
         "entry_digest": entry.digest(),
         "at": datetime.fromtimestamp(folder.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -17,9 +17,22 @@ import shop
 
 from faultkit.workspace import Workspace
 
-CODE_STAGES = ["lint", "patch", "build", "marker", "baseline", "window before-1", "inject", "inject:applying",
-               "window after-1", "revert", "revert:applying", "window recovery-1"]
+CODE_STAGES = [
+    "lint",
+    "patch",
+    "build",
+    "marker",
+    "baseline",
+    "window before-1",
+    "inject",
+    "inject:applying",
+    "window after-1",
+    "revert",
+    "revert:applying",
+    "window recovery-1",
+]
 CONFIG_STAGES = ["inject:applying", "window after-0", "revert", "window after-1"]
+DIRECT_STAGES = ["inject:applying", "window after-1"]
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +41,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspac
     platform = shop.start(ws)
     shop.checkout_shipping_field(ws)
     shop.cart_store_port(ws)
+    shop.cartstore_frozen(ws)
     try:
         yield ws, platform
     finally:
@@ -41,6 +55,7 @@ def snapshot(platform) -> dict:
         "builds": {i.service: i.build for i in instances},
         "ready": all(i.ready for i in instances),
         "processes": sum(len(p) for p in platform.pids().values()),
+        "actions": platform.active_actions(),
         "cart_store_addr": platform.read_field("cart", "cart", "env.CARTSTORE_ADDR"),
     }
 
@@ -49,9 +64,28 @@ def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
     """SIGKILL a validation inside `stage`: the validator holds there (FAULTKIT_HOLD_AT), except in
     the `:applying` stages, where it is killed while the platform is carrying the change out."""
     hold = {} if stage.endswith(":applying") else {"FAULTKIT_HOLD_AT": stage}
-    proc = subprocess.Popen([sys.executable, "-m", "faultkit.cli", "validate", "--fault", fault, "--window", "3s",
-                             "--interval", "1s", "--repeat", "1", "--no-record", "--evidence", str(evidence)],
-                            env={**shop.env_for(ws), **hold}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "faultkit.cli",
+            "validate",
+            "--fault",
+            fault,
+            "--window",
+            "3s",
+            "--interval",
+            "1s",
+            "--repeat",
+            "1",
+            "--no-record",
+            "--evidence",
+            str(evidence),
+        ],
+        env={**shop.env_for(ws), **hold},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 90
     try:
         while time.time() < deadline:
@@ -69,19 +103,30 @@ def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
         proc.wait(timeout=30)
 
 
-@pytest.mark.parametrize(("fault", "stage"), [("t-checkout-quote-options", s) for s in CODE_STAGES]
-                         + [("t-cart-store-port", s) for s in CONFIG_STAGES])
+@pytest.mark.parametrize(
+    ("fault", "stage"),
+    [("t-checkout-quote-options", s) for s in CODE_STAGES]
+    + [("t-cart-store-port", s) for s in CONFIG_STAGES]
+    + [("t-cartstore-frozen", s) for s in DIRECT_STAGES],
+)
 def test_sigkill_then_recover_restores_baseline(running, tmp_path, fault, stage):
     ws, platform = running
     before = snapshot(platform)
     kill_during(ws, fault, stage, tmp_path / "evidence")
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "recover"], env=shop.env_for(ws),
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-m", "faultkit.cli", "recover"],
+        env=shop.env_for(ws),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr
     deadline = time.time() + 30
     while time.time() < deadline and snapshot(platform) != before:
         time.sleep(0.5)  # instances replaced by the undo become ready
     assert snapshot(platform) == before
     assert not (ws.state_dir / "journal.json").exists()
-    leftovers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path / "evidence") in " ".join(p.info["cmdline"] or [])]
+    leftovers = [
+        p for p in psutil.process_iter(["cmdline"]) if str(tmp_path / "evidence") in " ".join(p.info["cmdline"] or [])
+    ]
     assert not leftovers

@@ -65,8 +65,12 @@ def test_code_fault_admitted_and_judge_agrees_byte_for_byte(running, tmp_path):
     assert {i.build for i in platform.instances("checkout")} == baseline
     recomputed, same = verify_and_judge(verdict["_bundle"])
     assert same and recomputed["status"] == "admitted"
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "judge", str(verdict["_bundle"]), "--json"],
-                          capture_output=True, text=True, env=shop.env_for(ws))
+    proc = subprocess.run(
+        [sys.executable, "-m", "faultkit.cli", "judge", str(verdict["_bundle"]), "--json"],
+        capture_output=True,
+        text=True,
+        env=shop.env_for(ws),
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout)["matches_recorded"] is True
 
 
@@ -75,8 +79,12 @@ def test_tampered_bundle_is_refused(running):
     bundles = sorted((ws.evidence_dir / "t-cart-store-port").iterdir())
     window = bundles[-1] / "windows" / "after-1.json"
     window.write_text(window.read_text().replace('"status"', '"statuz"', 1))
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "judge", str(bundles[-1])],
-                          capture_output=True, text=True, env=shop.env_for(ws))
+    proc = subprocess.run(
+        [sys.executable, "-m", "faultkit.cli", "judge", str(bundles[-1])],
+        capture_output=True,
+        text=True,
+        env=shop.env_for(ws),
+    )
     assert proc.returncode == 1 and "bundle tampered: windows/after-1.json digest mismatch" in proc.stderr
 
 
@@ -160,10 +168,24 @@ def test_bad_input_changes_nothing(running, tmp_path):
     assert unknown.returncode == 1 and "did you mean 't-cart-store-port'" in unknown.stderr
     short = cli("validate", "--fault", fault, "--window", "1s", "--interval", "2s")
     assert short.returncode == 2 and "shorter than the sampling interval" in short.stderr
-    bad_patch = shop.save(ws, {**shop.code(ws, "t-bad-patch", "checkout", "src/checkout/main.py", "import uuid", "import uuid  # x",
-                                           marker="uuid  # x", message="never logged")})
+    bad_patch = shop.save(
+        ws,
+        {
+            **shop.code(
+                ws,
+                "t-bad-patch",
+                "checkout",
+                "src/checkout/main.py",
+                "import uuid",
+                "import uuid  # x",
+                marker="uuid  # x",
+                message="never logged",
+            )
+        },
+    )
     (ws.root / "patches/minishop/t-bad-patch.diff").write_text(
-        "--- a/src/checkout/main.py\n+++ b/src/checkout/main.py\n@@ -1,1 +1,1 @@\n-not in the file\n+uuid  # x\n")
+        "--- a/src/checkout/main.py\n+++ b/src/checkout/main.py\n@@ -1,1 +1,1 @@\n-not in the file\n+uuid  # x\n"
+    )
     rejected = cli("validate", "--fault", bad_patch, "--window", "2s", "--interval", "1s", "--json", "--no-record")
     assert rejected.returncode == 1, rejected.stderr
     assert json.loads(rejected.stdout)["failed_rules"] == ["patch-applies"]
@@ -174,8 +196,12 @@ def test_bad_input_changes_nothing(running, tmp_path):
 def test_platform_not_up_is_a_clear_error(tmp_path):
     ws = shop.make_workspace(tmp_path / "idle")
     shop.cart_store_port(ws)
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "validate", "--fault", "t-cart-store-port"],
-                          capture_output=True, text=True, env=shop.env_for(ws))
+    proc = subprocess.run(
+        [sys.executable, "-m", "faultkit.cli", "validate", "--fault", "t-cart-store-port"],
+        capture_output=True,
+        text=True,
+        env=shop.env_for(ws),
+    )
     assert proc.returncode == 1
     assert "the local platform is not up; run `faultkit up --app minishop` first" in proc.stderr
 
@@ -186,8 +212,24 @@ def test_unwritable_evidence_folder(running, tmp_path):
     # tests run as root, which ignores permission bits: a folder below a plain file cannot be made by anyone
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "validate", "--fault", fault, "--window", "2s",
-                           "--interval", "1s", "--evidence", str(blocker / "sub")],
-                          capture_output=True, text=True, env=shop.env_for(ws))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "faultkit.cli",
+            "validate",
+            "--fault",
+            fault,
+            "--window",
+            "2s",
+            "--interval",
+            "1s",
+            "--evidence",
+            str(blocker / "sub"),
+        ],
+        capture_output=True,
+        text=True,
+        env=shop.env_for(ws),
+    )
     assert proc.returncode == 1 and "not writable" in proc.stderr, proc.stderr
     assert not (ws.state_dir / "journal.json").exists()

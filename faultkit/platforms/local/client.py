@@ -279,6 +279,10 @@ class LocalPlatform:
     def stop_action(self, handle: str) -> None:
         self._call("stop_action", handle=handle)
 
+    def active_actions(self) -> list[str]:
+        """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
+        return list(self._call("status")["actions"])
+
     def kill(self, service: str, instance: str | None = None) -> str:
         return self._call("kill", service=service, instance=instance)
 
