@@ -51,6 +51,12 @@ class AppDescriptor:
     sites: tuple[Site, ...]
     lint_command: tuple[str, ...]
     test_command: tuple[str, ...]
+    load: tuple[str, ...] = ()  # services that generate the workload rather than serve it
+
+    @property
+    def observed(self) -> tuple[str, ...]:
+        """The services whose health the validator observes: all but the load generators."""
+        return tuple(s.name for s in self.services if s.name not in self.load)
 
     @property
     def service_names(self) -> tuple[str, ...]:
@@ -139,6 +145,7 @@ def load_descriptor(path: Path) -> AppDescriptor:
         sites=tuple(Site(s["name"], s.get("zone", ""), s.get("role", "active")) for s in d.get("sites", [])),
         lint_command=tuple(d.get("build", {}).get("lint", [])),
         test_command=tuple(d.get("build", {}).get("test", [])),
+        load=tuple(d.get("load", [])),
     )
     _check_references(app, path, located)
     return app
@@ -153,6 +160,9 @@ def _check_references(app: AppDescriptor, path: Path, located) -> None:
                 raise InputError(
                     f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}"
                 )
+    for name in app.load:
+        if name not in names:
+            raise InputError(f"{path}:{located.line(('load',))}: load: {name!r} is not a service{suggest(name, names)}")
     if app.entry not in names:
         raise InputError(
             f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"

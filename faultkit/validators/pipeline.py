@@ -362,7 +362,7 @@ class Run:
             "name": self.app.name,
             "version": self.app.version,
             "entry": self.app.entry,
-            "services": [s.name for s in self.app.services if s.name != "loadgenerator"],
+            "services": list(self.app.observed),
             "scope": list(self.app.scope(target)) if target in self.app.service_names else [target],
             "dependants": list(self.app.callers(target)) if target in self.app.service_names else [],
             "sites": [s.name for s in self.app.sites],
@@ -441,7 +441,7 @@ def validate(
     journal.begin(run_id, entry.id)
     sampler = Sampler(
         platform,
-        tuple(s.name for s in app.services if s.name != "loadgenerator"),
+        app.observed,
         entry.probe,
         entry.log.message if entry.log else None,
     )
