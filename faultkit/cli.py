@@ -6,6 +6,7 @@ One top-level handler turns errors into one line and an exit code:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import traceback
@@ -13,35 +14,45 @@ import traceback
 import click
 
 from faultkit import __version__
-from faultkit.commands import (
-    apps_cmds,
-    author_cmds,  # also adds `apps import`
-    catalog_cmds,
-    gate_cmds,
-    platform_cmds,
-    release_cmds,  # noqa: F401 - adds `catalog build` and `catalog export`
-    report_cmds,
-    schedule_cmds,
-    validate_cmds,
-)
 from faultkit.errors import FaultkitError, UsageError
 
+# name -> "module:attribute" of the command, then modules that add subcommands to it. Commands are
+# imported when used, so `faultkit catalog lint` does not pay for the platform, git or the validator.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "apps": ("faultkit.commands.apps_cmds:apps", "faultkit.commands.author_cmds"),
+    "author": ("faultkit.commands.author_cmds:author",),
+    "catalog": ("faultkit.commands.catalog_cmds:catalog", "faultkit.commands.release_cmds"),
+    "down": ("faultkit.commands.platform_cmds:down",),
+    "gate": ("faultkit.commands.gate_cmds:gate_cmd",),
+    "judge": ("faultkit.commands.validate_cmds:judge_cmd",),
+    "recover": ("faultkit.commands.validate_cmds:recover_cmd",),
+    "report": ("faultkit.commands.report_cmds:report_cmd",),
+    "schedule": ("faultkit.commands.schedule_cmds:schedule",),
+    "status": ("faultkit.commands.platform_cmds:status",),
+    "up": ("faultkit.commands.platform_cmds:up",),
+    "validate": ("faultkit.commands.validate_cmds:validate_cmd",),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        target, *extras = COMMANDS[name]
+        module, attribute = target.split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        for extra in extras:
+            importlib.import_module(extra)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="faultkit")
 def main_group() -> None:
     """faultkit: author, validate and publish fault catalogs for SRE-agent benchmarks."""
-
-
-main_group.add_command(catalog_cmds.catalog)
-main_group.add_command(apps_cmds.apps)
-main_group.add_command(author_cmds.author)
-main_group.add_command(schedule_cmds.schedule)
-main_group.add_command(gate_cmds.gate_cmd)
-main_group.add_command(report_cmds.report_cmd)
-platform_cmds.register(main_group)  # up, status, down
-for command in (validate_cmds.validate_cmd, validate_cmds.judge_cmd, validate_cmds.recover_cmd):
-    main_group.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> int:

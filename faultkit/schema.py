@@ -11,8 +11,6 @@ from importlib import resources
 from typing import Any
 
 import fastjsonschema
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
 
 from faultkit.yamlio import Located, Pointer
 
@@ -36,7 +34,10 @@ def schema_text(name: str) -> str:
 
 
 @cache
-def validator(name: str) -> Draft202012Validator:
+def validator(name: str) -> Any:
+    """jsonschema's validator, imported only when a document needs explaining (it is slow to import)."""
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(json.loads(schema_text(name)))
 
 
@@ -80,7 +81,7 @@ def check_document(located: Located, schema: str) -> list[Problem]:
     return problems
 
 
-def _explain(error: ValidationError, located: Located) -> list[Problem]:
+def _explain(error: Any, located: Located) -> list[Problem]:
     path: Pointer = tuple(error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
@@ -93,7 +94,7 @@ def _explain(error: ValidationError, located: Located) -> list[Problem]:
     return [Problem(breadcrumb(path), located.line(path), _message(error))]
 
 
-def _message(error: ValidationError) -> str:
+def _message(error: Any) -> str:
     v, found = error.validator, _show(error.instance)
     if v == "enum":
         return f"expected one of {', '.join(map(str, error.validator_value))}, found {found}"

@@ -12,8 +12,10 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
 def commands(group: click.Group, prefix: str = "faultkit") -> list[str]:
+    ctx = click.Context(group)
     out = []
-    for name, cmd in sorted(group.commands.items()):
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
         full = f"{prefix} {name}"
         out += commands(cmd, full) if isinstance(cmd, click.Group) else [full]
     return out
@@ -21,7 +23,9 @@ def commands(group: click.Group, prefix: str = "faultkit") -> list[str]:
 
 def test_every_command_is_in_the_command_reference():
     reference = README.split("## Command reference", 1)[1]
-    missing = [c for c in commands(main_group) if f"`{c}" not in reference]
+    found = commands(main_group)
+    assert len(found) >= 20  # every command is seen, lazily loaded ones included
+    missing = [c for c in found if f"`{c}" not in reference]
     assert not missing, f"document these in README.md's command reference: {missing}"
 
 
