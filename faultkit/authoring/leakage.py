@@ -167,6 +167,12 @@ def check_leakage(ctx: Any, e: Entry) -> Iterator[tuple[str, str]]:
         yield leak.where, leak.message()
 
 
+def check_title(ctx: Any, e: Entry) -> Iterator[tuple[str, str, str]]:
+    """Lint rule `title` (a warning): agents never see titles, but reports and schedules show them."""
+    for leak in title_leaks(ctx.workspace.root, e.title):
+        yield "title", leak.message(), "warning"
+
+
 def check_todo(ctx: Any, items: list[Any]) -> Iterator[tuple[Any, str, str]]:
     """Lint rule `todo` (a catalog rule, so it also reads files whose placeholders break the schema):
     a value starting with TODO is a placeholder left by `faultkit author`."""

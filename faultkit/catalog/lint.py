@@ -12,7 +12,7 @@ from pathlib import Path
 
 from faultkit.apps.descriptor import AppDescriptor, app_names, load_app, suggest
 from faultkit.apps.manifests import Doc, find_container, get_field, load_manifests
-from faultkit.authoring.leakage import check_leakage, check_todo
+from faultkit.authoring.leakage import check_leakage, check_title, check_todo
 from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import Entry, entry_from_data
 from faultkit.catalog.patches import read_patch, safe_path
@@ -83,7 +83,8 @@ class Context:
         return found
 
 
-EntryRule = Callable[[Context, Entry], Iterable[tuple[str, str]]]  # yields (field path, message)
+# yields (field path, message) or (field path, message, "warning")
+EntryRule = Callable[[Context, Entry], Iterable[tuple[str, ...]]]
 CatalogRule = Callable[[Context, list[Loaded]], Iterable[tuple[Loaded, str, str]]]
 
 
@@ -168,16 +169,16 @@ def _entry_findings(ctx: Context, item: Loaded) -> Iterator[Finding]:
     assert item.entry is not None
     for rule in ENTRY_RULES:
         try:
-            for path, message in rule(ctx, item.entry):
-                yield _at(item, path, message, rule.__name__)
+            for path, message, *severity in rule(ctx, item.entry):
+                yield _at(item, path, message, rule.__name__, *severity)
         except FaultkitError as e:
             yield _at(item, "app" if rule is check_target else "(entry)", str(e), rule.__name__)
 
 
-def _at(item: Loaded, path: str, message: str, rule: str) -> Finding:
+def _at(item: Loaded, path: str, message: str, rule: str, severity: str = "error") -> Finding:
     pointer = tuple(int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split("."))
     line = item.located.line(pointer) if item.located else 1
-    return Finding(item.file, line, path, message, "error", rule.removeprefix("check_"))
+    return Finding(item.file, line, path, message, severity, rule.removeprefix("check_"))
 
 
 def _finding(name: str, p: Problem) -> Finding:
@@ -301,7 +302,7 @@ def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
             yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"
 
 
-ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_direct, check_leakage]
+ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_direct, check_leakage, check_title]
 
 
 # -------------------------------------------------------------- catalog rules

@@ -147,3 +147,11 @@ def code_entry(patch: str) -> dict:
     data["code"] = {"patch": patch, "update": "Cache carts", "defect": "Assumes carts never change",
                     "requests": ["GET /cart"], "marker": "marker-text"}
     return data
+
+
+def test_giveaway_title_is_a_warning_not_an_error(ws, cli):
+    write_entry(ws, entry_data(title="Broken cart store port"))
+    proc = cli("catalog", "lint", "--json", check=0)
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert (finding["path"], finding["severity"], finding["rule"]) == ("title", "warning", "title")
+    cli("catalog", "lint", "--strict", check=1)
