@@ -60,3 +60,13 @@ def write_entry(ws: Workspace, data: dict[str, Any], name: str | None = None) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def port_entry(i: int, **over: Any) -> dict[str, Any]:
+    """Distinct valid config entries: each changes the cart store port to another value."""
+    return entry_data(
+        id=f"ms-cart-port-{i}",
+        config={"workload": "cart", "container": "cart", "field": "env.CARTSTORE_ADDR", "old": "cartstore:6379",
+                "new": f"cartstore:{6390 + i}", "kind": "dependency-port"},
+        **over,
+    )

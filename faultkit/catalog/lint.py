@@ -5,7 +5,6 @@ Every problem is reported at once, each with file, line and field path. Lint nev
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,24 +307,26 @@ ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_di
 # -------------------------------------------------------------- catalog rules
 
 
-def check_unique_ids(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
-    by_id: dict[str, list[Loaded]] = defaultdict(list)
+def _repeats(items: list[Loaded], key: Callable[[Entry], object]) -> Iterator[tuple[Loaded, Loaded]]:
+    """(later, first) for every entry whose key an earlier entry already has."""
+    first: dict[object, Loaded] = {}
     for item in items:
         if item.entry:
-            by_id[item.entry.id].append(item)
-    for same in by_id.values():
-        for item in same[1:]:
-            yield item, "id", f"id {item.entry.id!r} is already used by {same[0].file}"
+            k = key(item.entry)
+            if k in first:
+                yield item, first[k]
+            else:
+                first[k] = item
+
+
+def check_unique_ids(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
+    for item, first in _repeats(items, lambda e: e.id):
+        yield item, "id", f"id {item.entry.id!r} is already used by {first.file}"  # type: ignore[union-attr]
 
 
 def check_duplicates(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
-    by_change: dict[tuple[str, ...], list[Loaded]] = defaultdict(list)
-    for item in items:
-        if item.entry:
-            by_change[item.entry.change_key].append(item)
-    for same in by_change.values():
-        for item in same[1:]:
-            yield item, "(entry)", f"makes the same change to the same artifact as {same[0].file}; one of them must go"
+    for item, first in _repeats(items, lambda e: e.change_key):
+        yield item, "(entry)", f"makes the same change to the same artifact as {first.file}; one of them must go"
 
 
 def check_location(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:

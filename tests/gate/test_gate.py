@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
-from factories import entry_data, write_entry
+from factories import entry_data, port_entry, write_entry
 
 from faultkit.catalog.model import Entry
 from faultkit.gate.core import run_gate
@@ -17,20 +17,7 @@ from faultkit.gate.core import run_gate
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
 from admit import admit  # noqa: E402
 
-
-def config(i: int, **over):
-    return entry_data(
-        id=f"ms-cart-port-{i}",
-        config={
-            "workload": "cart",
-            "container": "cart",
-            "field": "env.CARTSTORE_ADDR",
-            "old": "cartstore:6379",
-            "new": f"cartstore:{6390 + i}",
-            "kind": "dependency-port",
-        },
-        **over,
-    )
+config = port_entry
 
 
 @pytest.fixture

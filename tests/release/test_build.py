@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from admit import admit, make_bundle
-from factories import entry_data, write_entry
+from factories import entry_data, port_entry, write_entry
 from jsonschema import Draft202012Validator
 
 from faultkit.catalog.release import build_release, verify_release
@@ -25,20 +25,7 @@ PATCH = """\
 """
 
 
-def config(i: int, **over):
-    """Distinct valid config entries: each changes the cart store port to another value."""
-    return entry_data(
-        id=f"ms-cart-port-{i}",
-        config={
-            "workload": "cart",
-            "container": "cart",
-            "field": "env.CARTSTORE_ADDR",
-            "old": "cartstore:6379",
-            "new": f"cartstore:{6390 + i}",
-            "kind": "dependency-port",
-        },
-        **over,
-    )
+config = port_entry
 
 
 def code_entry(ws):
