@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from faultkit.errors import InputError
 from faultkit.validators import screening as sc
 from faultkit.validators.bundle import dumps, read_json, verify_bundle
 from faultkit.validators.screening import Rule
@@ -25,6 +26,10 @@ STAGE_RULES = {
 
 def judge_bundle(folder: Path) -> dict[str, Any]:
     inputs = read_json(folder, "inputs.json")
+    made_under = inputs.get("rules_version")
+    if made_under != sc.RULES_VERSION:
+        raise InputError(f"{folder}: made under screening rules v{made_under} by faultkit {inputs.get('toolkit')}; "
+                         f"this faultkit applies v{sc.RULES_VERSION}: judge it with that version, or validate again")
     stages = read_json(folder, "stages.json")
     windows = {name: read_json(folder, f"windows/{name}.json") for name in _window_names(stages)}
     return judge(inputs, stages, windows)
@@ -154,9 +159,13 @@ def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: dict, aft
     where = tuple(sorted({entry["target"]["service"], *app["dependants"]}))
     n_before = sc.message_count(before, log["message"], where)
     n_after = sc.message_count(after, log["message"], where)
+    seen = ""
+    if not n_after:  # say what was logged instead, so a misspelt message is fixed at a glance
+        errors = sorted({r["message"][:100] for r in after["logs"] if r["service"] in where and r["level"] == "ERROR"})
+        seen = f"; ERROR lines there instead: {errors[:3]}" if errors else "; no ERROR lines there"
     return [
         Rule("message-absent-before", n_before == 0, n_before, 0, f"{log['message']!r} in {', '.join(where)}"),
-        Rule("message-present-after", n_after >= 1, n_after, 1, f"{log['message']!r} in {', '.join(where)}"),
+        Rule("message-present-after", n_after >= 1, n_after, 1, f"{log['message']!r} in {', '.join(where)}{seen}"),
     ]
 
 

@@ -488,6 +488,7 @@ def inputs_record(
         "app": app_info,
         "platform": platform,
         "toolkit": __version__,
+        "rules_version": screening.RULES_VERSION,
         "params": {
             "window_s": params.window_s,
             "interval_s": params.interval_s,

@@ -4,9 +4,9 @@ Thresholds are per minute and do not change with the window length. They screen 
 faults; they do not measure degradation.
 
 Definitions the rules rest on:
-- server errors: 5xx responses counted by a service's own request counter; the window's figure
-  is the largest per-minute rate among the services in the fault's scope (counting the same
-  failure at every hop would inflate it as it propagates to the entry).
+- server errors: 5xx responses counted by a service's own request counter, less the symptom
+  probe's failed requests; the window's figure is the largest per-minute rate among the services
+  in the fault's scope (counting the same failure at every hop would inflate it as it propagates).
 - new error log events attributable to the change: ERROR-level records in the after window whose
   template (the message with numbers, hex strings, ids and quoted values masked) does not occur in
   the before window, per minute, over every observed service.
@@ -22,6 +22,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+# Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under.
+RULES_VERSION = 2
 ERRORS_PER_MIN = 4.0
 NEW_ERROR_LOGS_PER_MIN = 10.0
 SERVING_FRACTION = 0.25
@@ -80,9 +82,14 @@ def rate(window: dict[str, Any], service: str, statuses: str) -> float:
 
 
 def error_rate(window: dict[str, Any], scope: tuple[str, ...]) -> tuple[float, str]:
-    """The largest 5xx-per-minute rate among the scope's services, and which service it was."""
-    best = max(((rate(window, s, "5"), s) for s in scope), default=(0.0, ""))
-    return round(best[0], 3), best[1]
+    """The largest 5xx-per-minute rate among the scope's services, and which service it was.
+
+    The symptom probe's own failed requests are taken off every service's count: the screen is
+    for what the workload suffers, and in a short window the probe alone could pass it.
+    """
+    failed_probes, _ = probe_failures(window)
+    best = max(((max(0.0, counter_delta(window, s, "5") - failed_probes), s) for s in scope), default=(0.0, ""))
+    return round(best[0] / minutes(window), 3), best[1]
 
 
 def error_templates(window: dict[str, Any]) -> dict[str, int]:
