@@ -186,16 +186,17 @@ class Run:
 
     def baseline(self) -> bool:
         self.begin("baseline")
-        instances = self.platform.instances()
-        unready = sorted({i.service for i in instances if not i.ready})
-        if unready:
-            return self.stage(
-                "baseline",
-                "failed",
-                f"not ready before any change: {', '.join(unready)}",
-                measured=len(unready),
-                threshold=0,
-            )
+        deadline = time.monotonic() + self.params.rollout_timeout_s
+        while True:
+            instances = self.platform.instances()
+            unready = sorted({i.service for i in instances if not i.ready})
+            if not unready:
+                break
+            if time.monotonic() > deadline:
+                # not a property of the fault: no verdict, an error the user can act on
+                raise PlatformError(f"{', '.join(unready)} not ready before any change; see `faultkit status`, "
+                                    "then `faultkit down` and `faultkit up`")
+            time.sleep(1)
         target = [i for i in instances if i.service == self.entry.target.service]
         self.baseline_build = target[0].build if target else None
         detail = f"{len(instances)} instances ready"

@@ -16,6 +16,7 @@ The manifest values themselves are never changed; read-back returns them untouch
 
 from __future__ import annotations
 
+import random
 import re
 import socket
 from collections.abc import Callable, Mapping
@@ -28,11 +29,32 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})
 CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
 
 
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    """A port free on 127.0.0.1 right now (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free on 127.0.0.1 now, below the kernel's ephemeral range.
+
+    A port the kernel hands out for binding to port 0 comes from the ephemeral range, which the
+    load's own outgoing connections also draw from: a service restarted later could find its port
+    taken by a client socket ("Address already in use"). Listeners therefore live below it.
+    """
+    high = min(_ephemeral_low(), 65536) - 1
+    low = max(1024, high - 12000)
+    for _ in range(200):
+        port = random.randint(low, high)  # noqa: S311 - spreading picks, not secrecy
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"no free port between {low} and {high} on 127.0.0.1")
 
 
 def service_name(host: str, namespace: str = "default") -> str:
