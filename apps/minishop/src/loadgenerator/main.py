@@ -18,7 +18,7 @@ PRODUCT_IDS = ["OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM
                "0PUK6V6EV0", "LS4PSXUNUM", "9SIQT8TOJO", "6E92ZMYYFZ"]
 CURRENCIES = ["USD", "EUR", "GBP", "JPY", "CAD"]
 # Relative weights of journey steps; checkout is rare like in a real shop.
-STEPS = {"home": 30, "product": 35, "add_to_cart": 15, "view_cart": 15, "checkout": 5}
+STEPS = {"home": 30, "product": 35, "add_to_cart": 15, "view_cart": 15, "checkout": 10}
 
 
 def parse_rps(raw: str | None) -> float:
