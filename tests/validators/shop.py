@@ -169,6 +169,16 @@ def checkout_shipping_field(ws: Workspace) -> str:
     )
 
 
+def from_catalog(ws: Workspace, fault_id: str) -> str:
+    """A fault of the shipped catalog (entry and patch), without its recorded verdict."""
+    data = yaml.safe_load((REPO / "catalog" / "minishop" / f"{fault_id}.yaml").read_text())
+    data.pop("validation", None)
+    if data.get("code"):
+        (ws.root / data["code"]["patch"]).write_text((REPO / data["code"]["patch"]).read_text())
+    (ws.catalog_dir / "minishop" / f"{fault_id}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return fault_id
+
+
 def checkout_unconverted_shipping(ws: Workspace) -> str:
     """Rejected code fault: the service's own unit tests catch it."""
     return save(

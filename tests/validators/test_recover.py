@@ -63,7 +63,9 @@ def snapshot(platform) -> dict:
 def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
     """SIGKILL a validation inside `stage`: the validator holds there (FAULTKIT_HOLD_AT), except in
     the `:applying` stages, where it is killed while the platform is carrying the change out."""
-    hold = {} if stage.endswith(":applying") else {"FAULTKIT_HOLD_AT": stage}
+    # a direct action starts in milliseconds: hold it just before, with the change journalled
+    mid_change = stage.endswith(":applying") and fault != "t-cartstore-frozen"
+    hold = {} if mid_change else {"FAULTKIT_HOLD_AT": stage}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -96,7 +98,7 @@ def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
             time.sleep(0.05)
         else:
             pytest.fail(f"never reached {stage}")
-        if stage.endswith(":applying"):
+        if mid_change:
             time.sleep(0.3)  # into the middle of the rollout
         proc.send_signal(signal.SIGKILL)
     finally:

@@ -17,7 +17,8 @@ from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.pipeline import Params, validate
 from faultkit.workspace import Workspace
 
-PARAMS = Params(window_s=4, interval_s=1, repeat=1, rollout_timeout_s=30)
+# Windows long enough that the workload, not the symptom probe, decides the screens.
+PARAMS = Params(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def failed(verdict: dict) -> set[str]:
 
 def test_config_fault_admitted_with_uncounted_first_observation(running):
     ws, platform = running
-    verdict = run(running, shop.cart_store_port(ws), Params(window_s=4, interval_s=1, repeat=2))
+    verdict = run(running, shop.cart_store_port(ws), Params(window_s=6, interval_s=1, repeat=2))
     assert verdict["status"] == "admitted", verdict["summary"]
     assert [c["index"] for c in verdict["cycles"]] == [1, 2]
     assert any(r.get("counted") is False for r in verdict["rules"])  # the first observation is recorded only
@@ -56,13 +57,14 @@ def test_config_fault_admitted_with_uncounted_first_observation(running):
 
 def test_code_fault_admitted_and_judge_agrees_byte_for_byte(running, tmp_path):
     ws, platform = running
-    baseline = {i.build for i in platform.instances("checkout")}
-    verdict = run(running, shop.checkout_shipping_field(ws))
+    baseline = {i.build for i in platform.instances("currency")}
+    # conversions to one of the five currencies the workload uses fail: a fifth of priced pages
+    verdict = run(running, shop.from_catalog(ws, "minishop-code-currency-display-format"))
     assert verdict["status"] == "admitted", verdict["summary"]
     rules = {r["rule"]: r for r in verdict["rules"]}
     assert rules["patch-text-in-new-build-only"]["passed"]
     assert rules["only-new-build-serves"]["passed"]
-    assert {i.build for i in platform.instances("checkout")} == baseline
+    assert {i.build for i in platform.instances("currency")} == baseline
     recomputed, same = verify_and_judge(verdict["_bundle"])
     assert same and recomputed["status"] == "admitted"
     proc = subprocess.run(
@@ -99,9 +101,11 @@ def test_rejected_no_observable_effect(running):
     ws, _ = running
     verdict = run(running, shop.cart_cpu_limit(ws))
     assert verdict["status"] == "rejected"
-    assert {"screening", "message-present-after"} <= failed(verdict)
-    screening = next(r for r in verdict["rules"] if r["rule"] == "screening" and r.get("counted"))
-    assert screening["measured"] == 0 and screening["threshold"] == 1
+    # nothing shows: no message, no probe failure, no errors. (A rollout's reset connections may
+    # still log a new template or two, so the screening figure itself is not asserted.)
+    assert {"message-present-after", "probe-detects-fault", "effect-matches-intent"} <= failed(verdict)
+    errors = next(r for r in verdict["rules"] if r["rule"] == "screen-server-errors" and r.get("counted"))
+    assert errors["measured"] < errors["threshold"]
 
 
 def test_rejected_message_present_before(running):
