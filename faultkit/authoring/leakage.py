@@ -110,12 +110,20 @@ def find_words(text: str, words: Iterable[str], code: bool = False) -> list[str]
     return list(dict.fromkeys(found))
 
 
+@lru_cache(maxsize=1024)
+def _word_parts(word: str) -> tuple[str, ...]:
+    return tuple(parts(word))
+
+
 def _match(seq: list[str], words: Iterable[str]) -> list[str]:
+    present = set(seq)  # most words are absent: a set look-up settles them before any scan
     out = []
     for word in words:
-        want = parts(word)
+        want = _word_parts(word)
         n = len(want)
-        if n and any(seq[i:i + n] == want for i in range(len(seq) - n + 1)):
+        if not n or want[0] not in present:
+            continue
+        if n == 1 or any(tuple(seq[i:i + n]) == want for i in range(len(seq) - n + 1)):
             out.append(word)
     return out
 
