@@ -70,3 +70,19 @@ def port_entry(i: int, **over: Any) -> dict[str, Any]:
                 "new": f"cartstore:{6390 + i}", "kind": "dependency-port"},
         **over,
     )
+
+
+def cart_prefix_entry(**over: Any) -> dict[str, Any]:
+    """A valid code entry for patches/minishop/ms-cart-prefix.diff (the caller writes the patch)."""
+    data = entry_data(
+        id="ms-cart-prefix",
+        mechanism="code",
+        category="code-bug",
+        artifact={"kind": "source-file", "ref": "src/cart/main.py", "aliases": ["main.py"]},
+        artifact_check={"kind": "build", "service": "cart", "absent_marker": "cart-v2:"},
+        code={"patch": "patches/minishop/ms-cart-prefix.diff", "update": "prefix cart keys",
+              "defect": "old keys are not migrated", "requests": ["GET /cart"], "marker": "cart-v2:"},
+        **over,
+    )
+    del data["config"]
+    return data

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
-from factories import entry_data, port_entry, write_entry
+from factories import cart_prefix_entry, port_entry, write_entry
 
 from faultkit.catalog.model import Entry
 from faultkit.gate.core import run_gate
@@ -75,27 +75,7 @@ def test_changed_patch_brings_in_its_entry(ws, repo, cli):
         "--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n"
         ' SERVICE = "cart"\n MAX_QUANTITY = 999\n+_PREFIX = "cart-v2:"\n'
     )
-    write_entry(
-        ws,
-        {
-            k: v
-            for k, v in entry_data(
-                id="ms-cart-prefix",
-                mechanism="code",
-                category="code-bug",
-                artifact={"kind": "source-file", "ref": "src/cart/main.py"},
-                artifact_check={"kind": "build", "service": "cart", "absent_marker": "cart-v2:"},
-                code={
-                    "patch": "patches/minishop/ms-cart-prefix.diff",
-                    "update": "prefix cart keys",
-                    "defect": "old keys are not migrated",
-                    "requests": ["GET /cart"],
-                    "marker": "cart-v2:",
-                },
-            ).items()
-            if k != "config"
-        },
-    )
+    write_entry(ws, cart_prefix_entry())
     commit(repo, "code fault")
     patch.write_text(patch.read_text().replace('"cart-v2:"', '"cart-v3:"'))  # marker no longer added
     commit(repo, "edit the patch only")

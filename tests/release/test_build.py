@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from admit import admit, make_bundle
-from factories import entry_data, port_entry, write_entry
+from factories import cart_prefix_entry, port_entry, write_entry
 from jsonschema import Draft202012Validator
 
 from faultkit.catalog.release import build_release, verify_release
@@ -30,21 +30,7 @@ config = port_entry
 
 def code_entry(ws):
     (ws.patches_dir / "minishop" / "ms-cart-prefix.diff").write_text(PATCH)
-    return entry_data(
-        id="ms-cart-prefix",
-        mechanism="code",
-        category="code-bug",
-        config=None,
-        artifact={"kind": "source-file", "ref": "src/cart/main.py", "aliases": ["main.py"]},
-        artifact_check={"kind": "build", "service": "cart", "absent_marker": "cart-v2:"},
-        code={
-            "patch": "patches/minishop/ms-cart-prefix.diff",
-            "update": "prefix cart keys",
-            "defect": "old keys are not migrated",
-            "requests": ["GET /cart"],
-            "marker": "cart-v2:",
-        },
-    )
+    return cart_prefix_entry()
 
 
 def clean(data):

@@ -7,7 +7,7 @@ import json
 import re
 
 from admit import admit
-from factories import entry_data, write_entry
+from factories import cart_prefix_entry, entry_data, write_entry
 
 from faultkit.apps.descriptor import load_app
 
@@ -38,25 +38,7 @@ def assert_no_leak(text: str, words: list[str]) -> None:
 def test_records_for_admitted_faults_only_and_without_leakage(ws, cli):
     config = admit(ws, entry_data())
     (ws.patches_dir / "minishop" / "ms-cart-prefix.diff").write_text(PATCH)
-    code = {
-        k: v
-        for k, v in entry_data(
-            id="ms-cart-prefix",
-            mechanism="code",
-            category="code-bug",
-            artifact={"kind": "source-file", "ref": "src/cart/main.py", "aliases": ["main.py"]},
-            artifact_check={"kind": "build", "service": "cart", "absent_marker": "cart-v2:"},
-            probe={"service": "frontend", "method": "POST", "path": "/checkout", "expect_status": 200},
-            code={
-                "patch": "patches/minishop/ms-cart-prefix.diff",
-                "update": "prefix cart keys",
-                "defect": "old keys are not migrated",
-                "requests": ["GET /cart"],
-                "marker": "cart-v2:",
-            },
-        ).items()
-        if k != "config"
-    }
+    code = cart_prefix_entry(probe={"service": "frontend", "method": "POST", "path": "/checkout", "expect_status": 200})
     code = admit(ws, code)
     write_entry(ws, entry_data(id="ms-not-validated", config={**config["config"], "new": "cartstore:6399"}))
 
