@@ -86,6 +86,7 @@ def status(as_json: bool) -> None:
             svc["endpoint"] or "-",
         )
     console().print(table)
+    console().print(f"memory limits: enforced; cpu limits: {data.get('cpu_limits', 'not enforced')}")
 
 
 @click.command("down")

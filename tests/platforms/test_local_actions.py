@@ -83,6 +83,22 @@ def test_cpu_stress_attaches_busy_helpers(up: LocalPlatform) -> None:
     assert len(up.pids("back")["back-0"]) == 1
 
 
+def test_cpu_limit_is_a_quota_that_stress_competes_within(up: LocalPlatform) -> None:
+    enforced = up.status()["cpu_limits"]
+    if not enforced.startswith("enforced"):
+        pytest.skip(f"this machine gives the supervisor no cgroup to throttle with ({enforced})")
+    up.patch_field("back", "server", "resources.limits.cpu", "100m", timeout=10)
+    handle = up.start_action("cpu-stress", "back", {"workers": 2})
+    helpers = [psutil.Process(p) for p in up.pids("back")["back-1"][1:]]
+    before = sum(sum(h.cpu_times()[:2]) for h in helpers)
+    time.sleep(2.0)
+    burnt = sum(sum(h.cpu_times()[:2]) for h in helpers) - before
+    assert burnt < 0.35  # two busy loops held to 100m together: 0.2 s of CPU in 2 s, not 2+ s
+    up.stop_action(handle)
+    up.patch_field("back", "server", "resources.limits.cpu", "500m", timeout=10)
+    assert get(up.endpoint("front") + "/")[0] == 200
+
+
 def test_other_actions_are_refused_naming_kubernetes(platform: LocalPlatform) -> None:
     for action in ("dns-error", "disk-fill", "io-delay", "node-restart"):
         assert action not in platform.actions()

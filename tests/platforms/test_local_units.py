@@ -11,6 +11,7 @@ import pytest
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.local.addresses import translate_value
 from faultkit.platforms.local.builds import BuildStore
+from faultkit.platforms.local.cgroups import CpuGroups, cpu_millis
 from faultkit.platforms.local.deployed import memory_bytes
 from faultkit.platforms.local.logfiles import LogWriter, parse_line, read_records
 
@@ -101,6 +102,24 @@ def test_memory_quantities() -> None:
     assert memory_bytes(None) is None
     with pytest.raises(InputError):
         memory_bytes("lots")
+
+
+def test_cpu_quantities() -> None:
+    assert [cpu_millis(q) for q in ("500m", "1", "0.25", "2.5", None)] == [500, 1000, 250, 2500, None]
+    with pytest.raises(InputError):
+        cpu_millis("fast")
+
+
+def test_cpu_groups_explain_why_they_are_not_available(tmp_path: Path) -> None:
+    mounts = tmp_path / "mounts"
+    mounts.write_text("proc /proc proc rw 0 0\n")
+    assert CpuGroups.open("faultkit-1", mounts) == "no cgroup cpu controller is mounted"
+    plain = tmp_path / "cpu"  # a folder where a cpu hierarchy would be, but it is no cgroup
+    plain.mkdir()
+    mounts.write_text(f"cgroup {plain} cgroup rw,cpu,cpuacct 0 0\n")
+    reason = CpuGroups.open("faultkit-1", mounts)
+    assert isinstance(reason, str) and "cpu.cfs_quota_us" in reason
+    assert list(plain.iterdir()) == []  # nothing left behind
 
 
 def test_log_lines_parse_and_filter_by_time(tmp_path: Path) -> None:

@@ -26,7 +26,9 @@ SUPPORTED = frozenset(
     }
 )
 
-CPU_HOG = "while True:\n    pass\n"
+# A shell loop, not a Python one: a worker holds under 1 MiB, where an interpreter holds about
+# 10 MiB, and the workers count against the target's memory limit like stress-ng's would.
+CPU_HOG = ["sh", "-c", "while :; do :; done"]
 # Allocate in 16 MiB steps (touched, so resident), then hold it; like stress-ng's vm worker.
 MEMORY_HOG = (
     "import sys, time\n"
@@ -59,7 +61,7 @@ def int_param(params: dict[str, Any], name: str, low: int, high: int, default: i
 def helper_argv(action: str, params: dict[str, Any]) -> tuple[list[str], int]:
     """(argv of one helper process, how many to attach to each instance)."""
     if action == "cpu-stress":
-        return [sys.executable, "-c", CPU_HOG], int_param(params, "workers", 1, 64, 1)
+        return list(CPU_HOG), int_param(params, "workers", 1, 64, 1)
     mb = int_param(params, "mb", 1, 64 * 1024)
     return [sys.executable, "-c", MEMORY_HOG, str(mb)], 1
 

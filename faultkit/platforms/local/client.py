@@ -48,7 +48,8 @@ class LocalPlatform:
       failure default to one, stress to all), `workers` (cpu-stress), `mb` (memory-stress),
       `ms` (network-delay, added to each chunk the service sends back), `percent` (network-loss,
       share of new connections reset). Liveness probes pause while an instance is suspended.
-    * CPU limits are not enforced; memory limits are (see instances.py).
+    * Memory limits are enforced by sampling, CPU limits by a cgroup quota where the machine allows
+      it (`status()["cpu_limits"]` says which; see instances.py).
 
     Beyond the protocol: `status()` (the supervisor's full state), `instance_endpoints(service)`,
     `pids(service=None)`; the constructor takes `app` (used by `build` when nothing is up) and

@@ -17,6 +17,7 @@ import yaml
 
 from faultkit.apps import manifests
 from faultkit.errors import InputError
+from faultkit.platforms.local.cgroups import cpu_millis
 
 QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]i?|[kmgt])?$")
 FACTORS = {
@@ -51,6 +52,7 @@ class Container:
     env: tuple[tuple[str, str], ...]
     ports: tuple[tuple[str, int], ...]  # (name, containerPort)
     memory_limit: int | None
+    cpu_limit: int | None  # millicores
     readiness: dict[str, Any] | None
     liveness: dict[str, Any] | None
     host_ports: tuple[tuple[int, int], ...]  # (hostPort, containerPort)
@@ -72,6 +74,7 @@ def container_of(spec: dict[str, Any]) -> Container:
         env=env,
         ports=ports,
         memory_limit=memory_bytes(limits.get("memory")),
+        cpu_limit=cpu_millis(limits.get("cpu")),
         readiness=spec.get("readinessProbe"),
         liveness=spec.get("livenessProbe"),
         host_ports=host_ports,

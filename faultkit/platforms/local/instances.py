@@ -4,11 +4,13 @@ Each container runs as a process group in the build folder, restarted when it ex
 kubelet's back-off (0.5 s doubling to 10 s, reset after 30 s up). Memory limits are enforced by
 sampling the resident memory of the container's process tree (plus helper processes direct
 actions attach to it) every 200 ms and killing it with SIGKILL past the limit: an OOM kill, exit
-137. CPU limits are not enforced: the local platform has no cgroups to throttle with.
+137. CPU limits are a CFS quota on a cgroup per container (cgroups.py), where the machine lets the
+supervisor make cgroups; elsewhere they are not enforced.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import subprocess
@@ -24,6 +26,7 @@ import requests
 
 from faultkit.platforms.local import processes
 from faultkit.platforms.local.addresses import free_port, translate_env
+from faultkit.platforms.local.cgroups import CpuGroups
 from faultkit.platforms.local.deployed import Container
 from faultkit.platforms.local.logfiles import LogWriter
 
@@ -64,6 +67,14 @@ class Runner:
         self.last_exit: int | None = None
         self.suspended = False
         self.helpers: list[subprocess.Popen[bytes]] = []
+        self.cpu_group: Path | None = None
+        if container.cpu_limit is not None and inst.cpu_groups is not None:
+            try:
+                self.cpu_group = inst.cpu_groups.limit(f"{inst.id}-{container.name}", container.cpu_limit)
+            except OSError as exc:  # e.g. a quota the hierarchy above refuses: run unthrottled, say so
+                inst.log.event(
+                    "WARNING", f"CPU limit of container {container.name} not applied: {exc}", event="cpu_limit"
+                )
         self._oom = False
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -92,6 +103,8 @@ class Runner:
                 )
                 self.started_at = time.time()
                 self._oom = False
+                if self.cpu_group is not None:
+                    CpuGroups.add(self.cpu_group, self.proc.pid)
             threading.Thread(target=self.inst.log.pump, args=(self.proc.stdout,), daemon=True).start()
             rc = self._watch(self.proc)
             if self._stop.is_set():
@@ -147,6 +160,9 @@ class Runner:
         for t in self._threads:
             t.join(timeout=grace + 5)
         self.ready = False
+        if self.cpu_group is not None:
+            with contextlib.suppress(OSError):
+                self.cpu_group.rmdir()
 
     def signal(self, sig: int) -> None:
         proc = self.proc
@@ -154,7 +170,10 @@ class Runner:
             processes.signal_group(proc.pid, sig)
 
     def attach(self, helper: subprocess.Popen[bytes]) -> None:
+        """A helper process that runs as part of this container: inside its memory and CPU limits."""
         self.helpers.append(helper)
+        if self.cpu_group is not None:
+            CpuGroups.add(self.cpu_group, helper.pid)
 
     def kill_helpers(self, only: list[subprocess.Popen[bytes]] | None = None) -> None:
         for h in list(only if only is not None else self.helpers):
@@ -176,7 +195,10 @@ class Runner:
     def _probe_loop(self) -> None:
         readiness, liveness = self.container.readiness, self.container.liveness
         fails = {"ready": 0, "live": 0}
-        live_period = min(max(float((liveness or {}).get("periodSeconds", 10)), 0.1), PERIOD_CAP_S)
+        # Readiness is polled at most a second apart (it only decides where traffic goes); liveness
+        # keeps its declared period, because it kills: a start slowed down by a CPU limit gets the
+        # failureThreshold x periodSeconds a kubelet would give it.
+        live_period = max(float((liveness or {}).get("periodSeconds", 10)), 0.1)
         last_live = 0.0
         while not self._stop.is_set():
             proc = self.proc
@@ -198,8 +220,8 @@ class Runner:
                 alive
                 and liveness is not None
                 and not self.suspended
-                and age >= min(float(liveness.get("initialDelaySeconds", 0)), 3.0)
-                and time.time() - last_live >= live_period
+                and age >= float(liveness.get("initialDelaySeconds", 0))
+                and time.time() - max(last_live, self.started_at) >= live_period
             ):
                 last_live = time.time()
                 fails["live"] = 0 if self._probe(liveness) else fails["live"] + 1
@@ -260,6 +282,7 @@ class Instance:
     containers: list[Container]
     log: LogWriter
     spawner: processes.Spawner
+    cpu_groups: CpuGroups | None = None
     port_map: dict[int, int] = field(default_factory=dict)  # pod port -> loopback port
     runners: list[Runner] = field(default_factory=list)
     terminating: bool = False

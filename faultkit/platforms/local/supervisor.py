@@ -27,6 +27,7 @@ from faultkit.errors import FaultkitError, InputError, PlatformError, Unsupporte
 from faultkit.platforms.local import actions as act
 from faultkit.platforms.local.addresses import free_port
 from faultkit.platforms.local.builds import BuildStore
+from faultkit.platforms.local.cgroups import CpuGroups, group_name
 from faultkit.platforms.local.control import serve
 from faultkit.platforms.local.deployed import Deployed
 from faultkit.platforms.local.instances import Instance
@@ -66,6 +67,12 @@ class Supervisor:
         self.deployed: Deployed | None = None
         self.store = BuildStore(self.state.builds)
         self.spawner = Spawner(self.state.pids)
+        opened = CpuGroups.open(group_name())
+        self.cpu_groups, self.cpu_limits = (
+            (opened, f"enforced (cgroup v{opened.version})")
+            if isinstance(opened, CpuGroups)
+            else (None, f"not enforced: {opened}")
+        )
         self.specs: dict[str, ServiceSpec] = {}  # workload -> service
         self.current_build: dict[str, str] = {}  # workload -> build id
         self.active: dict[str, list[Instance]] = {}
@@ -157,6 +164,7 @@ class Supervisor:
             containers=self.deployed.containers(workload),
             log=LogWriter(self.state.logs / f"{iid}.log"),
             spawner=self.spawner,
+            cpu_groups=self.cpu_groups,
         )
         inst.start(self.resolve, self.environ)
         return inst
@@ -231,6 +239,7 @@ class Supervisor:
             "pid": os.getpid(),
             "services": services,
             "actions": sorted(self.actions),
+            "cpu_limits": self.cpu_limits,
         }
 
     def _endpoint_or_none(self, service: str) -> str | None:
@@ -390,6 +399,8 @@ class Supervisor:
         _stop_all(everything)
         for relay in self.relays.values():
             relay.close()
+        if self.cpu_groups is not None:
+            self.cpu_groups.close()
 
 
 def _stop_all(instances: list[Instance]) -> None:
