@@ -46,11 +46,14 @@ class Sampler:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.session.close()
 
-    def window(self, spec: WindowSpec, tick: Tick | None = None) -> dict[str, Any]:
-        start = time.time()
+    def window(self, spec: WindowSpec, tick: Tick | None = None, lead: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Samples every interval for the window's length. `lead`, a sample taken just before a
+        change, opens the window at that moment, so what the change does at once (a kill and its
+        restart, the log lines it causes) falls inside it rather than before its first sample."""
+        samples = [lead] if lead else []
+        start = lead["t"] if lead else time.time()
         end = start + spec.seconds
-        samples = []
-        next_at = start
+        next_at = start + spec.interval if lead else start
         # a few probes per window tell healthy from failing; more would add the probe's own
         # failures to what the workload sees
         every = max(1, math.ceil((spec.seconds / spec.interval + 1) / PROBES_PER_WINDOW))

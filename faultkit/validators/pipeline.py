@@ -212,11 +212,12 @@ class Run:
 
     # ---------------------------------------------------------------- cycles
 
-    def window(self, sampler: Sampler, name: str) -> str:
+    def window(self, sampler: Sampler, name: str, lead: dict[str, Any] | None = None) -> str:
         self.begin(f"window {name}")
         data = sampler.window(
             WindowSpec(name, self.params.window_s, self.params.interval_s),
             tick=lambda n, left: self.progress("observe", f"window {n}: {left:.0f}s left"),
+            lead=lead,
         )
         data["points"] = screening.points(data, tuple(self.app_info()["scope"]))
         self.bundle.write(f"windows/{name}.json", data)
@@ -231,10 +232,13 @@ class Run:
         for index, counted in self.cycles_plan():
             cycle: dict[str, Any] = {"index": index, "counted": counted, "before": before}
             self.cycles.append(cycle)
+            # A direct action acts at once: its after window opens just before it starts. A code or
+            # config change is live once its rollout is done, and its window opens then.
+            lead = sampler.sample(probe=False) if self.entry.direct else None
             cycle["inject"] = self.inject()
             self.save()
             if cycle["inject"]["ok"]:
-                cycle["after"] = self.window(sampler, f"after-{index}")
+                cycle["after"] = self.window(sampler, f"after-{index}", lead)
             cycle["revert"] = self.revert()
             self.save()
             cycle["recovery"] = before = self.window(sampler, f"recovery-{index}")

@@ -231,7 +231,7 @@ def cart_store_port(ws: Workspace) -> str:
 
 
 def cart_cpu_limit(ws: Workspace) -> str:
-    """No observable effect on this platform (CPU limits are not enforced locally)."""
+    """No observable effect: the lower CPU limit still covers what cart uses under the test load."""
     return save(
         ws,
         config(
@@ -266,6 +266,25 @@ def frontend_frozen(ws: Workspace) -> str:
 def email_port_cleared(ws: Workspace) -> str:
     """The service cannot start without its port: the change breaks startup."""
     return save(ws, config("t-email-port-cleared", "email", "env.PORT", "8025", "", "cleared-value", "PORT is not set"))
+
+
+def cart_killed(ws: Workspace) -> str:
+    """Admitted direct fault whose whole effect comes at once: a kill, and the platform's restart."""
+    return save(
+        ws,
+        base(
+            "t-cart-killed",
+            "cart",
+            mechanism="direct",
+            category="infrastructure",
+            level="pod",
+            effect="restart",
+            direct={"action": "instance-kill", "params": {}},
+            log={"message": "exited (exit 137)", "service": "cart"},
+            artifact={"kind": "service", "ref": "cart"},
+            artifact_check={"kind": "action", "service": "cart"},
+        ),
+    )
 
 
 def cartstore_frozen(ws: Workspace) -> str:

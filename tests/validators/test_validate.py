@@ -97,6 +97,24 @@ def test_direct_fault_admitted(running):
     assert platform.ready("cartstore")
 
 
+def test_instant_direct_fault_is_seen_from_the_moment_it_starts(running):
+    """A kill and its restart happen before a window's first regular sample could: the after
+    window opens with a sample taken just before the action, so both cycles count them."""
+    ws, _ = running
+    verdict = run(running, shop.cart_killed(ws), Params(window_s=6, interval_s=1, repeat=2))
+    assert verdict["status"] == "admitted", verdict["summary"]
+    effects = [r for r in verdict["rules"] if r["rule"] == "effect-matches-intent"]
+    assert [r["passed"] for r in effects] == [True, True]
+    for index in (1, 2):
+        after = json.loads((verdict["_bundle"] / "windows" / f"after-{index}.json").read_text())
+
+        def cart_restarts(sample: dict) -> int:
+            return sum(i["restarts"] for i in sample["instances"].values() if i["service"] == "cart")
+
+        assert cart_restarts(after["samples"][0]) + 1 == cart_restarts(after["samples"][-1])
+        assert any("exited (exit 137)" in r["message"] for r in after["logs"] if r["service"] == "cart")
+
+
 def test_rejected_no_observable_effect(running):
     ws, _ = running
     verdict = run(running, shop.cart_cpu_limit(ws))
