@@ -105,7 +105,7 @@ def manifest(name: str, port: int, env: dict[str, str], replicas: int = 1, memor
             workingDir: /app
             ports: [{{name: http, containerPort: {port}}}]
             env:
-    __ENV__        resources: {{limits: {{memory: {memory}, cpu: 500m}}}}
+    __ENV__        resources: {{limits: {{memory: {memory}}}}}
             readinessProbe:
               httpGet: {{path: /readyz, port: http}}
               periodSeconds: 1

@@ -104,6 +104,8 @@ def test_logs_are_filtered_by_time(up: LocalPlatform) -> None:
     assert up.logs("back", t0) == []
     up.patch_field("front", "server", "env.BACK_ADDR", "http://back:9001/", timeout=10)
     requests.get(up.endpoint("front") + "/", timeout=10)
+    # the supervisor reads a container's output on its own thread: the line lands a moment later
+    wait_for(lambda: any(r.level == "ERROR" for r in up.logs("front", t0)), timeout=5)
     errors = [r for r in up.logs("front", t0) if r.level == "ERROR"]
     assert errors and errors[0].instance == "front-1" and "calling back failed" in errors[0].message
     assert all(t0 <= r.ts for r in up.logs("front", t0))
