@@ -22,9 +22,9 @@ DEFAULT = ["minishop-checkout-env-payment-addr-port", "minishop-cartstore-instan
 
 
 def windows(mechanism: str, repeat: int) -> int:
-    """Before, then after and recovery per cycle; config faults add one uncounted cycle."""
+    """Before, after and recovery per cycle; config faults add one uncounted cycle."""
     cycles = repeat + (1 if mechanism == "config" else 0)
-    return 1 + 2 * cycles
+    return 3 * cycles
 
 
 def main() -> None:

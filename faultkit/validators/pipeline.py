@@ -1,8 +1,10 @@
 """`faultkit validate`: the admission protocol (SPEC.md section 3) as stages over a platform.
 
 lint -> patch -> build -> marker -> baseline -> cycles -> verdict. A cycle is: before window,
-inject, after window, revert, recovery window; the recovery window of one cycle is the before
-window of the next, since the application is back at its baseline. Config faults run one
+inject, after window, revert, recovery window. Every cycle has a before window of its own, taken
+after the previous recovery window: a symptom still fading early in a recovery window (a caller's
+timeout outliving the revert) is judged by the recovery rules, and must not count against the next
+injection's baseline. Config faults run one
 uncounted cycle first (change, restore) and count only the later ones, as the protocol asks.
 
 Every change goes through the write-ahead journal; an interruption of any kind reverts it.
@@ -228,8 +230,8 @@ class Run:
         return [(k, k > 0) for k in range(first, self.params.repeat + 1)]
 
     def run_cycles(self, sampler: Sampler) -> None:
-        before = self.window(sampler, "before-1" if not self.entry.config else "before-0")
         for index, counted in self.cycles_plan():
+            before = self.window(sampler, f"before-{index}")
             cycle: dict[str, Any] = {"index": index, "counted": counted, "before": before}
             self.cycles.append(cycle)
             # A direct action acts at once: its after window opens just before it starts. A code or
@@ -241,7 +243,7 @@ class Run:
                 cycle["after"] = self.window(sampler, f"after-{index}", lead)
             cycle["revert"] = self.revert()
             self.save()
-            cycle["recovery"] = before = self.window(sampler, f"recovery-{index}")
+            cycle["recovery"] = self.window(sampler, f"recovery-{index}")
             self.save()
             if not cycle["inject"]["ok"] or not cycle["revert"]["ok"]:
                 break  # a change that cannot be made or undone will not behave better the next time
