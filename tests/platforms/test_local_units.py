@@ -11,8 +11,8 @@ import pytest
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.local.addresses import translate_value
 from faultkit.platforms.local.builds import BuildStore
-from faultkit.platforms.local.cgroups import CpuGroups, cpu_millis
-from faultkit.platforms.local.deployed import memory_bytes
+from faultkit.platforms.local.cgroups import CpuGroups
+from faultkit.platforms.local.deployed import cpu_millis, memory_bytes
 from faultkit.platforms.local.logfiles import LogWriter, parse_line, read_records
 
 

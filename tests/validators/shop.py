@@ -115,6 +115,18 @@ def code(
     )
 
 
+def direct(fault_id: str, service: str, action: str, params: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    fields.setdefault("category", "infrastructure")
+    return base(
+        fault_id,
+        service,
+        mechanism="direct",
+        direct={"action": action, "params": params},
+        artifact_check={"kind": "action", "service": service},
+        **fields,
+    )
+
+
 def save(ws: Workspace, data: dict[str, Any]) -> str:
     scope_of = {
         "cart": ["cart", "checkout", "frontend", "loadgenerator"],
@@ -201,15 +213,13 @@ def cartstore_slow(ws: Workspace) -> str:
     windows of seconds, their errors outlive the revert and recovery is not observed."""
     return save(
         ws,
-        base(
+        direct(
             "t-cartstore-slow",
             "cartstore",
-            mechanism="direct",
+            "network-delay",
+            {"ms": 20000},
             category="database-network",
-            direct={"action": "network-delay", "params": {"ms": 20000}},
             log={"message": "cart store request failed", "service": "cart"},
-            artifact={"kind": "service", "ref": "cartstore"},
-            artifact_check={"kind": "action", "service": "cartstore"},
         ),
     )
 
@@ -251,15 +261,7 @@ def frontend_frozen(ws: Workspace) -> str:
     """The entry itself stops answering: the application stops serving."""
     return save(
         ws,
-        base(
-            "t-frontend-frozen",
-            "frontend",
-            mechanism="direct",
-            category="infrastructure",
-            direct={"action": "instance-failure", "params": {}},
-            effect="unavailable",
-            artifact_check={"kind": "action", "service": "frontend"},
-        ),
+        direct("t-frontend-frozen", "frontend", "instance-failure", {}, effect="unavailable"),
     )
 
 
@@ -272,17 +274,14 @@ def cart_killed(ws: Workspace) -> str:
     """Admitted direct fault whose whole effect comes at once: a kill, and the platform's restart."""
     return save(
         ws,
-        base(
+        direct(
             "t-cart-killed",
             "cart",
-            mechanism="direct",
-            category="infrastructure",
+            "instance-kill",
+            {},
             level="pod",
             effect="restart",
-            direct={"action": "instance-kill", "params": {}},
             log={"message": "exited (exit 137)", "service": "cart"},
-            artifact={"kind": "service", "ref": "cart"},
-            artifact_check={"kind": "action", "service": "cart"},
         ),
     )
 
@@ -291,14 +290,11 @@ def cartstore_frozen(ws: Workspace) -> str:
     """Admitted direct fault: the store stops answering."""
     return save(
         ws,
-        base(
+        direct(
             "t-cartstore-frozen",
             "cartstore",
-            mechanism="direct",
-            category="infrastructure",
-            direct={"action": "instance-failure", "params": {}},
+            "instance-failure",
+            {},
             log={"message": "cart store request failed", "service": "cart"},
-            artifact={"kind": "service", "ref": "cartstore"},
-            artifact_check={"kind": "action", "service": "cartstore"},
         ),
     )

@@ -14,25 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from faultkit.errors import InputError
-
 PERIOD_US = 100_000  # the kubelet's CFS period
-CPU_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(m?)$")
-
-
-def cpu_millis(text: object) -> int | None:
-    """A Kubernetes CPU quantity ("500m", "1", "0.25") in millicores; None when unset."""
-    if text is None or text == "":
-        return None
-    m = CPU_QUANTITY.match(str(text).strip())
-    if not m:
-        raise InputError(f"cpu quantity {text!r} is not understood (expected e.g. 500m, 1, 0.25)")
-    value = float(m[1])
-    return max(1, round(value if m[2] else value * 1000))
 
 
 def _mounts(mounts_file: Path) -> tuple[Path | None, Path | None]:

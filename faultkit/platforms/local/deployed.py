@@ -17,9 +17,9 @@ import yaml
 
 from faultkit.apps import manifests
 from faultkit.errors import InputError
-from faultkit.platforms.local.cgroups import cpu_millis
 
 QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]i?|[kmgt])?$")
+CPU_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(m?)$")
 FACTORS = {
     None: 1,
     "k": 1000,
@@ -43,6 +43,17 @@ def memory_bytes(text: object) -> int | None:
         raise InputError(f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)")
     unit = m[2] if m[2] != "m" else None
     return int(float(m[1]) * FACTORS.get(unit, 1))
+
+
+def cpu_millis(text: object) -> int | None:
+    """A Kubernetes CPU quantity ("500m", "1", "0.25") in millicores; None when unset."""
+    if text is None or text == "":
+        return None
+    m = CPU_QUANTITY.match(str(text).strip())
+    if not m:
+        raise InputError(f"cpu quantity {text!r} is not understood (expected e.g. 500m, 1, 0.25)")
+    value = float(m[1])
+    return max(1, round(value if m[2] else value * 1000))
 
 
 @dataclass(frozen=True)
