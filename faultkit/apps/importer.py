@@ -19,17 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps import addresses
+from faultkit.apps.classify import TELEMETRY
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
-from faultkit.catalog.config_rules import TELEMETRY
 from faultkit.errors import InputError
 
-_ADDR = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+.-]*)://)?(?:[^@/\s]*@)?(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*)"
-                   r"(?::(?P<port>\d{1,5}))?(?:[/?#].*)?$")
 _VAR = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
 TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
-LOCAL = re.compile(r"^(localhost|[0-9.]+)$")
 NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$")
 ENTRY_NAMES = re.compile(r"frontend|gateway|proxy|ui|web", re.I)
 
@@ -100,25 +98,20 @@ def _ns(doc: Doc) -> str:
 
 def resolve(host: str, names: set[str]) -> str | None:
     """The Service a host names: `cart`, `cart.shop`, `cart.shop.svc`, `cart.shop.svc.cluster.local`."""
-    host = host.lower().rstrip(".")
-    if host in names:
-        return host
-    parts = host.split(".")
-    if len(parts) >= 2 and parts[2:] in ([], ["svc"], ["svc", "cluster", "local"]) and parts[0] in names:
-        return parts[0]
-    return None
+    found = addresses.cluster_name(host)
+    return found[0] if found and found[0] in names else None
 
 
-def addresses(env_name: str, value: str) -> list[tuple[str, bool]]:
+def hosts_in(env_name: str, value: str) -> list[tuple[str, bool]]:
     """(host, written as an address) for each host an env value names: URLs and host:port are
     addresses; a bare host counts only in a *_HOST-like variable."""
     hosts = []
-    for token in re.split(r"[,;\s]+", value.strip()):
-        m = _ADDR.match(token)
-        if m and (m.group("scheme") or m.group("port")):
-            hosts.append((m.group("host"), True))
-        elif m and HOST_NAME.search(env_name):
-            hosts.append((m.group("host"), False))
+    for token in addresses.tokens(value):
+        a = addresses.parse(token)
+        if a and a.explicit:
+            hosts.append((a.host, True))
+        elif a and HOST_NAME.search(env_name):
+            hosts.append((a.host, False))
     return hosts
 
 
@@ -146,11 +139,12 @@ def import_manifests(name: str, files: list[Path]) -> Imported:
                     continue
                 var, value = str(item.get("name")), expand(str(item["value"]), env)
                 env[var] = value
-                for host, explicit in addresses(var, value):
+                for host, explicit in hosts_in(var, value):
                     target = resolve(host, svc_names)
                     callee = owner.get(target) if target else None
                     if callee is None:
-                        if explicit and not LOCAL.match(host) and not TELEMETRY.search(var):
+                        literal_ip = addresses.is_local(host) or addresses.is_ip(host)
+                        if explicit and not literal_ip and not TELEMETRY.search(var):
                             external.append((caller, value))
                     elif callee != caller:
                         (telemetry if TELEMETRY.search(var) else edges).append((caller, callee))

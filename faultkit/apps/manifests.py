@@ -78,7 +78,8 @@ def find_container(docs: list[Doc], workload: str, container: str) -> dict[str, 
     raise InputError(f"{doc.file}:{doc.line}: workload {workload!r} has no container {container!r} (it has {names})")
 
 
-def _step(node: Any, segment: str) -> Any:
+def step(node: Any, segment: str) -> Any:
+    """One segment of a field path: a dict key, a list item by `name` (an env var by its value), or an index."""
     if isinstance(node, dict):
         return node.get(segment)
     if isinstance(node, list):
@@ -95,7 +96,7 @@ def get_field(spec: dict[str, Any], path: str) -> str | None:
     """The value at `path` as a string (what the process would see), None when absent."""
     node: Any = spec
     for segment in path.split("."):
-        node = _step(node, segment)
+        node = step(node, segment)
         if node is None:
             return None
     if isinstance(node, (dict, list)):
@@ -109,7 +110,7 @@ def set_field(spec: dict[str, Any], path: str, value: str | None) -> dict[str, A
     *parents, last = path.split(".")
     node: Any = out
     for segment in parents:
-        child = _step(node, segment)
+        child = step(node, segment)
         if child is None and isinstance(node, dict):
             child = node.setdefault(segment, {})
         if child is None:

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps import addresses, quantities
+from faultkit.apps.addresses import Address
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifests, pod_spec
 from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
 from faultkit.authoring.config import dependency_of, password_like, plan_config
 from faultkit.authoring.direct import plan_direct
-from faultkit.catalog.config_rules import ADDRESS, PASSWORD, QUANTITY, refusal
+from faultkit.catalog.config_rules import PASSWORD, refusal
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError
@@ -72,17 +74,16 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         value = item.get("value")
         if not isinstance(value, str) or not value or refusal(c, field):
             continue
-        m = ADDRESS.match(value)
-        if m and dependency_of(app, value):
-            yield Change(workload, name, field, _new_port(app, value, m), "dependency-port")
-            host = m.group(1)
-            yield Change(workload, name, field, value.replace(host, _new_host(host), 1), "connection-host")
+        a = addresses.parse_with_port(value)
+        if a and dependency_of(app, value):
+            yield Change(workload, name, field, _new_port(app, a), "dependency-port")
+            yield Change(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
             yield Change(workload, name, field, "", "cleared-value")
         elif PASSWORD.search(str(item.get("name"))):
             yield Change(workload, name, field, password_like(f"{workload}/{field}/{value}"), "connection-password")
             yield Change(workload, name, field, "", "cleared-value")
     for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
-        if resource in ("cpu", "memory") and QUANTITY.match(str(value)):
+        if resource in ("cpu", "memory") and quantities.is_quantity(value):
             yield Change(workload, name, f"resources.limits.{resource}", _lower(str(value)), "resource-limit")
 
 
@@ -94,14 +95,14 @@ def _service_changes(doc: Doc) -> Iterator[Change]:
             yield Change(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1), "port-mismatch")
 
 
-def _new_port(app: AppDescriptor, value: str, m: Any) -> str:
+def _new_port(app: AppDescriptor, a: Address) -> str:
     """The next port nothing of the dependency listens on: reads like a typo or a stale default."""
-    dep = app.service(dependency_of(app, value) or "")
+    dep = app.service(dependency_of(app, a.text) or "")
     used = {p.port for p in dep.ports}
-    port = int(m.group(2)) + 1
+    port = (a.port or 0) + 1
     while port in used:
         port += 1
-    return value[: m.start(2)] + str(port) + value[m.end(2):]
+    return a.with_port(port)
 
 
 def _new_host(host: str) -> str:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from faultkit.apps import addresses
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, find_container, get_field, load_manifests, pod_spec
 from faultkit.authoring.common import (
@@ -27,7 +28,7 @@ from faultkit.authoring.common import (
     todo,
 )
 from faultkit.authoring.leakage import find_words, giveaway_words
-from faultkit.catalog.config_rules import ADDRESS, kind_mismatch, refusal
+from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS
 from faultkit.errors import InputError
@@ -100,10 +101,10 @@ def owner(app: AppDescriptor, setting: Setting) -> str:
 
 def dependency_of(app: AppDescriptor, value: str | None) -> str | None:
     """The app service an address value points at (host, or FQDN host.ns.svc.cluster.local)."""
-    m = ADDRESS.match(value or "")
-    if not m:
+    a = addresses.parse_with_port(value or "")
+    if a is None:
         return None
-    host = m.group(1).split(".")[0]
+    host = a.host.split(".")[0]
     return next((s.name for s in app.services if host in (s.name, *s.aliases)), None)
 
 
