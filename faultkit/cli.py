@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "catalog": ("faultkit.commands.catalog_cmds:catalog", "faultkit.commands.release_cmds"),
     "down": ("faultkit.commands.platform_cmds:down",),
     "gate": ("faultkit.commands.gate_cmds:gate_cmd",),
+    "init": ("faultkit.commands.init_cmd:init_cmd",),
     "judge": ("faultkit.commands.validate_cmds:judge_cmd",),
     "recover": ("faultkit.commands.validate_cmds:recover_cmd",),
     "report": ("faultkit.commands.report_cmds:report_cmd",),
