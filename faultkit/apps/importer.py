@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faultkit.apps import addresses
+from faultkit.apps import addresses, classify
 from faultkit.apps.classify import TELEMETRY
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
+from faultkit.apps.references import Reference, workload_references
+from faultkit.apps.source_scan import source_references
 from faultkit.errors import InputError
 
-_VAR = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
 TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
@@ -62,6 +63,8 @@ class Imported:
     telemetry: tuple[tuple[str, str], ...]  # edges through telemetry settings, left out
     external: tuple[tuple[str, str], ...]  # (service, address) naming no Service of the manifests
     files: tuple[Path, ...]
+    roles: tuple[tuple[str, str], ...] = ()  # (service, role) of every service that is not the app itself
+    controls: tuple[tuple[str, str], ...] = ()  # edges to built-in fault controls, left out
 
 
 def load(files: Iterable[Path]) -> list[Doc]:
@@ -102,68 +105,111 @@ def resolve(host: str, names: set[str]) -> str | None:
     return found[0] if found and found[0] in names else None
 
 
-def hosts_in(env_name: str, value: str) -> list[tuple[str, bool]]:
+def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[str, bool]]:
     """(host, written as an address) for each host an env value names: URLs and host:port are
-    addresses; a bare host counts only in a *_HOST-like variable."""
+    addresses; a bare host counts only in a *_HOST-like variable (or key, in free text)."""
     hosts = []
     for token in addresses.tokens(value):
         a = addresses.parse(token)
         if a and a.explicit:
             hosts.append((a.host, True))
-        elif a and HOST_NAME.search(env_name):
+        elif a and HOST_NAME.search(env_name.replace(".", "_") if free_text else env_name):
             hosts.append((a.host, False))
     return hosts
 
 
-def expand(value: str, env: dict[str, str]) -> str:
-    return _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), value).replace("$$(", "$(")
-
-
-def import_manifests(name: str, files: list[Path]) -> Imported:
+def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
     docs = load(files)
     workloads = _workloads(docs)
     if not workloads:
         raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found")
-    owner = {s.name: w.service_name for w in workloads for s in w.services}
-    svc_names = {d.name for d in docs if d.kind == "Service"}
-    edges: list[tuple[str, str]] = []
-    telemetry: list[tuple[str, str]] = []
-    external: list[tuple[str, str]] = []
-    registry_users: dict[str, str] = {}
-    for w in workloads:
-        caller = w.service_name
-        for c in w.containers:
-            env: dict[str, str] = {}
-            for item in c.get("env") or []:
-                if not isinstance(item, dict) or not isinstance(item.get("value"), str | int):
-                    continue
-                var, value = str(item.get("name")), expand(str(item["value"]), env)
-                env[var] = value
-                for host, explicit in hosts_in(var, value):
-                    target = resolve(host, svc_names)
-                    callee = owner.get(target) if target else None
-                    if callee is None:
-                        literal_ip = addresses.is_local(host) or addresses.is_ip(host)
-                        if explicit and not literal_ip and not TELEMETRY.search(var):
-                            external.append((caller, value))
-                    elif callee != caller:
-                        (telemetry if TELEMETRY.search(var) else edges).append((caller, callee))
-                        if REGISTRY.search(target) or REGISTRY.search(var):
-                            registry_users.setdefault(caller, target)
-    edges = list(dict.fromkeys(edges))
+    refs = [r for body, w in _workload_docs(docs, workloads)
+            for r in workload_references(w.service_name, pod_spec(body), docs)]
     services = [_service(w) for w in workloads]
+    if source is not None:
+        refs += source_references(source, services)
+    graph = _graph(workloads, {d.name for d in docs if d.kind == "Service"}, refs)
     names = [s["name"] for s in services]
-    unresolved = _unresolved(names, edges, registry_users)
-    descriptor = {
+    roles = {w.service_name: classify.service_role(_names_of(w), _images(w)) for w in workloads}
+    # a load generator is a client: something no one calls; anything called is part of the app
+    roles = {n: ("app" if r == "load" and any(b == n for _, b in graph.edges) else r) for n, r in roles.items()}
+    edges, left_out = _split(graph.edges, roles)
+    apps = [n for n in names if roles[n] in ("app", "load")]
+    unresolved = _unresolved(apps, edges, graph.registry_users)
+    descriptor: dict[str, Any] = {
         "schema": "faultkit/app/v1", "name": name, "version": _version(workloads),
         "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
         "manifests": "manifests",
-        "entry": _entry(docs, workloads, names, edges),
+        "entry": _entry(docs, workloads, apps, list(edges)),
         "services": services,
-        "edges": [list(e) for e in edges],
+        "edges": [[a, b, where] if where else [a, b] for (a, b), where in edges.items()],
     }
-    return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(telemetry)),
-                    tuple(dict.fromkeys(external)), tuple(files))
+    for key, role in (("load", "load"), ("telemetry", "telemetry"), ("fault_controls", "fault-control")):
+        if any(r == role for r in roles.values()):
+            descriptor[key] = [n for n in names if roles[n] == role]
+    return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(graph.telemetry + left_out["telemetry"])),
+                    tuple(dict.fromkeys(graph.external)), tuple(files),
+                    tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]))
+
+
+@dataclass(frozen=True)
+class _Graph:
+    edges: dict[tuple[str, str], str | None]  # (caller, callee) -> where found; None: in the manifest env
+    telemetry: list[tuple[str, str]]
+    external: list[tuple[str, str]]
+    registry_users: dict[str, str]
+
+
+def _graph(workloads: list[Workload], svc_names: set[str], refs: list[Reference]) -> _Graph:
+    owner = {s.name: w.service_name for w in workloads for s in w.services}
+    edges: dict[tuple[str, str], str | None] = {}
+    telemetry: list[tuple[str, str]] = []
+    external: list[tuple[str, str]] = []
+    registry_users: dict[str, str] = {}
+    for r in refs:
+        for host, explicit in hosts_in(r.name, r.value, r.free_text):
+            target = resolve(host, svc_names)
+            callee = owner.get(target) if target else None
+            if callee is None:
+                literal_ip = addresses.is_local(host) or addresses.is_ip(host)
+                if explicit and not literal_ip and not TELEMETRY.search(r.name) and not r.free_text:
+                    external.append((r.caller, r.value if r.found_in is None else f"{r.value} ({r.found_in})"))
+            elif callee != r.caller:
+                if TELEMETRY.search(r.name):
+                    telemetry.append((r.caller, callee))
+                elif (r.caller, callee) not in edges or r.found_in is None:  # written in the manifest wins
+                    edges[(r.caller, callee)] = r.found_in
+                if REGISTRY.search(target or "") or REGISTRY.search(r.name):
+                    registry_users.setdefault(r.caller, target or "")
+    return _Graph(edges, telemetry, external, registry_users)
+
+
+def _split(edges: dict[tuple[str, str], str | None], roles: dict[str, str]
+           ) -> tuple[dict[tuple[str, str], str | None], dict[str, list[tuple[str, str]]]]:
+    """Edges of the application graph, and those to or among telemetry and fault controls, left out."""
+    kept: dict[tuple[str, str], str | None] = {}
+    left: dict[str, list[tuple[str, str]]] = {"telemetry": [], "fault-control": []}
+    for (a, b), where in edges.items():
+        role = next((roles[x] for x in (b, a) if roles[x] in left), None)
+        if role:
+            left[role].append((a, b))
+        else:
+            kept[(a, b)] = where
+    return kept, left
+
+
+def _workload_docs(docs: list[Doc], workloads: list[Workload]) -> list[tuple[dict[str, Any], Workload]]:
+    by_name = {(w.kind, w.name): w for w in workloads}
+    return [(d.body, by_name[(d.kind, d.name)]) for d in docs if (d.kind, d.name) in by_name]
+
+
+def _names_of(w: Workload) -> list[str]:
+    return [w.service_name, w.name, *(d.name for d in w.services),
+            *(w.labels.get(k, "") for k in ("app.kubernetes.io/name", "app.kubernetes.io/component", "app"))]
+
+
+def _images(w: Workload) -> list[str]:
+    return [str(c.get("image", "")) for c in w.containers]
 
 
 def _service(w: Workload) -> dict[str, Any]:
@@ -181,11 +227,14 @@ def _service(w: Workload) -> dict[str, Any]:
     return out
 
 
-def _unresolved(names: list[str], edges: list[tuple[str, str]], registry: dict[str, str]) -> list[tuple[str, str]]:
+def _unresolved(names: list[str], edges: dict[tuple[str, str], str | None], registry: dict[str, str]
+                ) -> list[tuple[str, str]]:
     out = []
     linked = {n for e in edges for n in e}
+    # a registry user whose peers were found in its configuration or source is resolved by them
+    found = {a for (a, b), where in edges.items() if where and b not in registry.values()}
     for n in names:
-        if n in registry:
+        if n in registry and n not in found:
             out.append((n, f"finds its dependencies through the registry {registry[n]!r} at run time; "
                            "add its edges by hand"))
         elif len(names) > 1 and n not in linked:

@@ -56,9 +56,14 @@ def traffic_sources(app: AppDescriptor) -> set[str]:
     return {s for s in app.service_names if s != app.entry and not app.callers(s)}
 
 
+def left_alone(app: AppDescriptor) -> set[str]:
+    """Services no candidate targets: traffic sources, telemetry and the app's own fault controls."""
+    return traffic_sources(app) | set(app.telemetry) | set(app.fault_controls)
+
+
 def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
     by_workload = {s.workload: s.name for s in app.services}
-    skip = traffic_sources(app)
+    skip = left_alone(app)
     for doc in docs:
         if doc.kind in WORKLOAD_KINDS and by_workload.get(doc.name) not in (None, *skip):
             for c in pod_spec(doc.body).get("containers") or []:
@@ -75,6 +80,8 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         if not isinstance(value, str) or not value or refusal(c, field):
             continue
         a = addresses.parse_with_port(value)
+        if a and dependency_of(app, value) in left_alone(app) - traffic_sources(app):
+            continue  # an address of a collector or a flag service: the observer and the switches stay
         if a and dependency_of(app, value):
             yield Change(workload, name, field, _new_port(app, a), "dependency-port")
             yield Change(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
@@ -139,7 +146,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
             out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
         out.append(_status(ws, data, existing))
-    skip = traffic_sources(app)
+    skip = left_alone(app)
     for service in app.service_names:
         if service in skip:
             continue

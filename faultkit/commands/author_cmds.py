@@ -1,16 +1,12 @@
-"""`faultkit author ...` (code, config and direct faults; candidates) and `faultkit apps import`."""
+"""`faultkit author ...`: code, config and direct faults; candidates."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
-from faultkit.apps.importer import import_manifests
 from faultkit.authoring import code as code_fault
 from faultkit.authoring.candidates import candidates, write_candidates
 from faultkit.authoring.common import entry_path, render, write_new
@@ -19,11 +15,9 @@ from faultkit.authoring.direct import plan_direct, platforms_note
 from faultkit.authoring.leakage import title_leaks
 from faultkit.authoring.placeholders import todo_paths
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
-from faultkit.commands import apps_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.errors import InputError, UsageError
+from faultkit.errors import UsageError
 from faultkit.workspace import Workspace
-from faultkit.yamlio import atomic_write
 
 
 @click.group()
@@ -178,64 +172,3 @@ def candidates_cmd(app_name: str, platform: str, write: bool, as_json: bool) -> 
     click.echo(f"{len(found)} candidates ({summary})" + (f"; wrote {len(written)}" if write else ""))
 
 
-@click.command("import")
-@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--name", required=True, help="The application's name.")
-@click.option("--out", type=click.Path(path_type=Path), help="Descriptor path (default: apps/<name>/app.yaml).")
-@click.option("--dry-run", is_flag=True, help="Print the descriptor instead of writing it.")
-@click.option("--force", is_flag=True, help="Replace an existing descriptor.")
-@json_option
-def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, dry_run: bool, force: bool,
-               as_json: bool) -> None:
-    """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
-
-    The manifests are copied beside the descriptor (manifests/) unless they are there already.
-    Services whose dependencies are not visible are listed as unresolved, not guessed.
-
-    Example: faultkit apps import --name boutique kubernetes-manifests.yaml
-    """
-    result = import_manifests(name, list(manifests))
-    text = _descriptor_text(result)
-    written = None
-    if not dry_run:
-        written = _write_app(out or workspace().apps_dir / name / "app.yaml", list(manifests), text, force)
-    if as_json:
-        print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
-                    "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
-                    "telemetry_edges": [list(e) for e in result.telemetry],
-                    "external": [{"service": s, "address": a} for s, a in result.external]})
-        return
-    if dry_run:
-        click.echo(text, nl=False)
-    d = result.descriptor
-    click.echo(f"{len(d['services'])} services, {len(d['edges'])} edges, entry {d['entry']}"
-               + (f"; wrote {written}" if written else ""), err=dry_run)
-    for service, reason in result.unresolved:
-        click.echo(f"unresolved: {service}: {reason}", err=dry_run)
-
-
-def _descriptor_text(result: Any) -> str:
-    head = ["# Derived by `faultkit apps import`; review entry, aliases, and add source/common/build if",
-            "# faultkit has the services' source."]
-    head += [f"# unresolved: {s}: {r}" for s, r in result.unresolved]
-    body = yaml.safe_dump(result.descriptor, sort_keys=False, default_flow_style=None, width=120)
-    return "\n".join(head) + "\n" + body
-
-
-def _write_app(out: Path, manifests: list[Path], text: str, force: bool) -> Path:
-    if out.exists() and not force:
-        raise InputError(f"{out}: already exists; pass --force to replace it, or --out elsewhere")
-    folder = out.parent / "manifests"
-    for m in manifests:
-        target = folder / m.name
-        if m.resolve().parent != folder.resolve() and target.exists() and target.read_bytes() != m.read_bytes():
-            raise InputError(f"{target}: a different file of that name is already there; rename one of them")
-    for m in manifests:
-        if m.resolve().parent != folder.resolve():
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(m, folder / m.name)
-    atomic_write(out, text)
-    return out
-
-
-apps_cmds.apps.add_command(import_cmd)
