@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import click
 
+from faultkit.apps.descriptor import load_app
 from faultkit.authoring import code as code_fault
 from faultkit.authoring.candidates import candidates, write_candidates
 from faultkit.authoring.common import entry_path, render, write_new
@@ -31,9 +33,11 @@ def author() -> None:
 @click.option("--id", "entry_id", help="The new entry's id (also its file name).")
 @click.option("--finish", "finish_id", metavar="ID", help="Capture the edits of working copy ID.")
 @click.option("--discard", "discard_id", metavar="ID", help="Delete working copy ID without writing anything.")
+@click.option("--source", "source_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A checkout of the app's source (the folder the descriptor's services[].source are in).")
 @json_option
 def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, finish_id: str | None,
-             discard_id: str | None, as_json: bool) -> None:
+             discard_id: str | None, source_root: Path | None, as_json: bool) -> None:
     """Author a code fault through a git working copy of the service's pinned source.
 
     \b
@@ -49,13 +53,16 @@ def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, fi
     elif finish_id:
         _finish(ws, finish_id, as_json)
     elif app_name and service and entry_id:
-        session = code_fault.start(ws, app_name, service, entry_id)
+        session = code_fault.start(ws, app_name, service, entry_id, source_root)
+        checks = code_fault.check_commands(load_app(ws, app_name))
         if as_json:
-            print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir)})
+            print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir),
+                        "checks": checks})
             return
         click.echo(f"Working copy of {session.app}/{session.source} ready. Edit the files under:\n"
                    f"  {session.edit_dir}\n"
-                   f"Only files under {session.source}/ may change. When done:\n"
+                   + "".join(f"Run the service's own checks there: {' '.join(c)}\n" for c in checks)
+                   + f"Only files under {session.source}/ may change. When done:\n"
                    f"  faultkit author code --finish {session.id}")
     else:
         raise UsageError("give --app, --service and --id to start, --finish ID to capture, or --discard ID")
