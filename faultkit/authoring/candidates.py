@@ -130,7 +130,9 @@ def _lower(quantity: str) -> str:
     return f"{max(1, int(float(number) / 4))}{unit}"
 
 
-def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Candidate]:
+def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None
+               ) -> list[Candidate]:
+    """Every candidate; `folder` (drafts) is where they would be written, instead of catalog/<app>/."""
     app = load_app(ws, app_name)
     docs = load_manifests(app.manifests_dir)
     existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
@@ -145,7 +147,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
             out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
-        out.append(_status(ws, data, existing))
+        out.append(_status(ws, data, existing, folder))
     skip = left_alone(app)
     for service in app.service_names:
         if service in skip:
@@ -154,25 +156,27 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
             if platform in action.platforms:
                 entry_id = slug(app.name, service, action.name)[:80].strip("-")
                 data = plan_direct(ws, app.name, service, action.name, entry_id=entry_id, unique=False, app=app)
-                out.append(_status(ws, data, existing))
+                out.append(_status(ws, data, existing, folder))
     return out
 
 
-def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str]) -> Candidate:
-    if entry_path(ws, data["app"], data["id"]).exists():
-        return Candidate(data, "exists", f"catalog/{data['app']}/{data['id']}.yaml exists")
+def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str],
+            folder: Path | None = None) -> Candidate:
+    for path in (entry_path(ws, data["app"], data["id"]), *([folder / f"{data['id']}.yaml"] if folder else [])):
+        if path.exists():
+            return Candidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
     same = existing.get(entry_from_data(data).change_key)
     if same:
         return Candidate(data, "duplicate", f"{same} makes the same change")
     return Candidate(data, "new")
 
 
-def write_candidates(ws: Workspace, found: list[Candidate]) -> list[Path]:
-    """Write the new ones; never overwrite."""
+def write_candidates(ws: Workspace, found: list[Candidate], folder: Path | None = None) -> list[Path]:
+    """Write the new ones (to catalog/<app>/, or to `folder`); never overwrite."""
     written = []
     for c in found:
         if c.status == "new":
-            path = entry_path(ws, c.data["app"], c.id)
+            path = folder / f"{c.id}.yaml" if folder else entry_path(ws, c.data["app"], c.id)
             write_new(path, render(c.data))
             written.append(path)
     return written

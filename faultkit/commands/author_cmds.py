@@ -14,6 +14,7 @@ from faultkit.authoring.candidates import candidates, write_candidates
 from faultkit.authoring.common import entry_path, render, write_new
 from faultkit.authoring.config import plan_config
 from faultkit.authoring.direct import plan_direct, platforms_note
+from faultkit.authoring.drafts import drafts_dir
 from faultkit.authoring.leakage import title_leaks
 from faultkit.authoring.placeholders import todo_paths
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
@@ -158,15 +159,18 @@ def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, not
 @click.option("--app", "app_name", required=True)
 @click.option("--platform", default="local", show_default=True, help="Direct actions this platform can carry out.")
 @click.option("--write", is_flag=True, help="Write the new candidates to catalog/<app>/ (never overwrites).")
+@click.option("--drafts", is_flag=True, help="Write them as drafts to drafts/<app>/ instead, outside the catalog.")
 @json_option
-def candidates_cmd(app_name: str, platform: str, write: bool, as_json: bool) -> None:
+def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_json: bool) -> None:
     """List every config and direct fault the rules allow for an application.
 
     Example: faultkit author candidates --app minishop --write
     """
     ws = workspace()
-    found = candidates(ws, app_name, platform)
-    written = write_candidates(ws, found) if write else []
+    folder = drafts_dir(ws, app_name) if drafts else None
+    found = candidates(ws, app_name, platform, folder)
+    write = write or drafts
+    written = write_candidates(ws, found, folder) if write else []
     if as_json:
         print_json({"candidates": [{"id": c.id, "status": c.status, "note": c.note, "entry": c.data} for c in found],
                     "written": [p.relative_to(ws.root).as_posix() for p in written]})
