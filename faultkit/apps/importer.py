@@ -23,9 +23,10 @@ from faultkit.apps import addresses, classify
 from faultkit.apps.classify import TELEMETRY
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
 from faultkit.apps.references import Reference, workload_references
-from faultkit.apps.source_scan import source_references
+from faultkit.apps.source_scan import service_folders, source_references
 from faultkit.errors import InputError
 
+CONNECTION_KEY = re.compile(r"^(host|server|data ?source|address|addr)$", re.I)
 HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
 TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
@@ -110,6 +111,12 @@ def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[s
     addresses; a bare host counts only in a *_HOST-like variable (or key, in free text)."""
     hosts = []
     for token in addresses.tokens(value):
+        key, eq, rest = token.partition("=")
+        if eq and CONNECTION_KEY.match(key):  # ADO.NET / libpq key=value connection strings
+            a = addresses.parse(rest)
+            if a:
+                hosts.append((a.host, True))
+            continue
         a = addresses.parse(token)
         if a and a.explicit:
             hosts.append((a.host, True))
@@ -126,13 +133,19 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
     refs = [r for body, w in _workload_docs(docs, workloads)
             for r in workload_references(w.service_name, pod_spec(body), docs)]
     services = [_service(w) for w in workloads]
+    _image_aliases(services, workloads)
     if source is not None:
         refs += source_references(source, services)
+        folders = service_folders(source, services)
+        for s in services:
+            folder, language = folders.get(s["name"], (None, None))
+            if folder:
+                s["language"], s["source"] = language, folder
+                if folder != s["name"]:
+                    s["aliases"] = list(dict.fromkeys([*s.get("aliases", []), folder]))
     graph = _graph(workloads, {d.name for d in docs if d.kind == "Service"}, refs)
     names = [s["name"] for s in services]
     roles = {w.service_name: classify.service_role(_names_of(w), _images(w)) for w in workloads}
-    # a load generator is a client: something no one calls; anything called is part of the app
-    roles = {n: ("app" if r == "load" and any(b == n for _, b in graph.edges) else r) for n, r in roles.items()}
     edges, left_out = _split(graph.edges, roles)
     apps = [n for n in names if roles[n] in ("app", "load")]
     unresolved = _unresolved(apps, edges, graph.registry_users)
@@ -140,7 +153,8 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
         "schema": "faultkit/app/v1", "name": name, "version": _version(workloads),
         "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
         "manifests": "manifests",
-        "entry": _entry(docs, workloads, apps, list(edges)),
+        **({"source": "src"} if source is not None else {}),
+        "entry": _entry(workloads, apps, list(edges), {n for n in names if roles[n] == "load"}),
         "services": services,
         "edges": [[a, b, where] if where else [a, b] for (a, b), where in edges.items()],
     }
@@ -227,6 +241,18 @@ def _service(w: Workload) -> dict[str, Any]:
     return out
 
 
+def _image_aliases(services: list[dict[str, Any]], workloads: list[Workload]) -> None:
+    """Add each workload's image name (`.../emailservice:v1` -> emailservice) as an alias, unless
+    several workloads share it (one `demo` image with a tag per component names none of them)."""
+    names = [{str(c.get("image", "")).rsplit("/", 1)[-1].split("@")[0].split(":")[0] for c in w.containers}
+             for w in workloads]
+    counts = Counter(n for group in names for n in group)
+    for s, group in zip(services, names, strict=True):
+        for image in sorted(group):
+            if image and counts[image] == 1 and NAME.match(image) and image != s["name"]:
+                s["aliases"] = list(dict.fromkeys([*s.get("aliases", []), image]))
+
+
 def _unresolved(names: list[str], edges: dict[tuple[str, str], str | None], registry: dict[str, str]
                 ) -> list[tuple[str, str]]:
     out = []
@@ -255,18 +281,22 @@ def _version(workloads: list[Workload]) -> str:
     return "0.0.0"
 
 
-def _entry(docs: list[Doc], workloads: list[Workload], names: list[str], edges: list[tuple[str, str]]) -> str:
-    """Where users come in: a LoadBalancer/NodePort Service's workload, else what a traffic source
-    calls, else a front-looking name, else the service that reaches the most others."""
-    for w in workloads:
-        if any(d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services):
-            return w.service_name
+def _entry(workloads: list[Workload], names: list[str], edges: list[tuple[str, str]], load: set[str]) -> str:
+    """Where users come in: a LoadBalancer/NodePort Service's workload (one that only load generators
+    call, where there are several), else what a load generator calls, else a front-looking name,
+    else the service that reaches the most others."""
     callers = {b: [a for a, x in edges if x == b] for b in names}
-    for source in (n for n in names if not callers[n] and TRAFFIC.search(n)):
+    exposed = [w.service_name for w in workloads if w.service_name in callers and any(
+        d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services)]
+    front = [n for n in exposed if all(c in load for c in callers[n])]
+    if exposed:
+        return (front or exposed)[0]
+    sources = [n for n in names if n in load or (not callers[n] and TRAFFIC.search(n))]
+    for source in sources:
         called = [b for a, b in edges if a == source]
         if called:
             return called[0]
-    fronts = [n for n in names if ENTRY_NAMES.search(n) and not TRAFFIC.search(n)]
+    fronts = [n for n in names if ENTRY_NAMES.search(n) and n not in sources]
     if fronts:
         return fronts[0]
     return max(names, key=lambda n: (len(_reach(n, edges)), -names.index(n)))

@@ -59,3 +59,25 @@ def _files(root: Path) -> Iterator[Path]:
             path = Path(folder) / name
             if path.suffix.lower() in TEXT_SUFFIXES and not path.is_symlink() and path.stat().st_size <= MAX_FILE:
                 yield path
+
+
+# a build file at a service folder's top names its language
+LANGUAGES = (("go.mod", "go"), ("pom.xml", "java"), ("build.gradle", "java"), ("build.gradle.kts", "kotlin"),
+             ("Cargo.toml", "rust"), ("package.json", "javascript"), ("requirements.txt", "python"),
+             ("pyproject.toml", "python"), ("Gemfile", "ruby"), ("composer.json", "php"), ("mix.exs", "elixir"),
+             ("CMakeLists.txt", "cpp"))
+
+
+def service_folders(root: Path, services: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """(folder relative to root, language) of each service that has a top-level folder of its own name."""
+    owners = _owners(services)
+    out: dict[str, tuple[str, str]] = {}
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and p.name.lower() in owners):
+        name = owners[d.name.lower()]
+        if name in out:
+            continue
+        lang = next((lang for marker, lang in LANGUAGES if (d / marker).is_file()), "")
+        if not lang and (any(d.glob("*.csproj")) or any(d.glob("src/*.csproj"))):
+            lang = "csharp"
+        out[name] = (d.name, lang or "unknown")
+    return out

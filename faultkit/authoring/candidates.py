@@ -58,7 +58,7 @@ def traffic_sources(app: AppDescriptor) -> set[str]:
 
 def left_alone(app: AppDescriptor) -> set[str]:
     """Services no candidate targets: traffic sources, telemetry and the app's own fault controls."""
-    return traffic_sources(app) | set(app.telemetry) | set(app.fault_controls)
+    return traffic_sources(app) | set(app.load) | set(app.telemetry) | set(app.fault_controls)
 
 
 def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
@@ -80,7 +80,7 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         if not isinstance(value, str) or not value or refusal(c, field):
             continue
         a = addresses.parse_with_port(value)
-        if a and dependency_of(app, value) in left_alone(app) - traffic_sources(app):
+        if a and dependency_of(app, value) in {*app.telemetry, *app.fault_controls}:
             continue  # an address of a collector or a flag service: the observer and the switches stay
         if a and dependency_of(app, value):
             yield Change(workload, name, field, _new_port(app, a), "dependency-port")

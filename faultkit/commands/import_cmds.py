@@ -29,11 +29,14 @@ from faultkit.yamlio import atomic_write
               help="Record where the manifests come from (with their sha256) instead of copying them.")
 @click.option("--upstream-path", default="", help="The manifests' folder in the upstream repository.")
 @click.option("--upstream-commit", help="The commit the upstream version resolves to.")
+@click.option("--site", "sites", multiple=True, metavar="NAME:ZONE:ROLE",
+              help="A site the app is deployed as (role active or standby); repeat for each, e.g. a:zone-a:active.")
 @click.option("--dry-run", is_flag=True, help="Print the descriptor instead of writing it.")
 @click.option("--force", is_flag=True, help="Replace an existing descriptor.")
 @json_option
 def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source: Path | None, upstream: str | None,
-               upstream_path: str, upstream_commit: str | None, dry_run: bool, force: bool, as_json: bool) -> None:
+               upstream_path: str, upstream_commit: str | None, sites: tuple[str, ...], dry_run: bool, force: bool,
+               as_json: bool) -> None:
     """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
 
     The manifests are copied beside the descriptor (manifests/) unless they are there already, or
@@ -48,6 +51,8 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
         if not sep or not repository or not version:
             raise UsageError(f"--upstream {upstream!r}: expected REPOSITORY@VERSION, e.g. owner/repo@v1.2.3")
         result.descriptor["upstream"] = record(list(manifests), repository, version, upstream_path, upstream_commit)
+    if sites:
+        result.descriptor["sites"] = [_site(s) for s in sites]
     text = _descriptor_text(result)
     written = None
     if not dry_run:
@@ -65,6 +70,13 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
         click.echo(text, nl=False)
     for line in summary(result, written):
         click.echo(line, err=dry_run)
+
+
+def _site(text: str) -> dict[str, str]:
+    parts = text.split(":")
+    if len(parts) != 3 or not all(parts) or parts[2] not in ("active", "standby"):
+        raise UsageError(f"--site {text!r}: expected NAME:ZONE:ROLE with ROLE active or standby, e.g. a:zone-a:active")
+    return {"name": parts[0], "zone": parts[1], "role": parts[2]}
 
 
 def summary(result: Imported, written: Path | None) -> list[str]:
