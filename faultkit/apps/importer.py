@@ -26,6 +26,7 @@ from faultkit.apps.references import Reference, workload_references
 from faultkit.apps.source_scan import service_folders, source_references
 from faultkit.errors import InputError
 
+_TAG_VERSION = re.compile(r"^v?\d+(\.\d+)+")
 CONNECTION_KEY = re.compile(r"^(host|server|data ?source|address|addr)$", re.I)
 HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
@@ -150,7 +151,8 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
     apps = [n for n in names if roles[n] in ("app", "load")]
     unresolved = _unresolved(apps, edges, graph.registry_users)
     descriptor: dict[str, Any] = {
-        "schema": "faultkit/app/v1", "name": name, "version": _version(workloads),
+        "schema": "faultkit/app/v1", "name": name,
+        "version": _version([w for w in workloads if roles[w.service_name] in ("app", "load")] or workloads),
         "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
         "manifests": "manifests",
         **({"source": "src"} if source is not None else {}),
@@ -270,11 +272,13 @@ def _unresolved(names: list[str], edges: dict[tuple[str, str], str | None], regi
 
 
 def _version(workloads: list[Workload]) -> str:
-    """The chart's app.kubernetes.io/version label, else the image tag most workloads share."""
+    """The chart's app.kubernetes.io/version label, else the image tag most workloads share (its
+    version part: one image per component tagged `2.1.3-cart`, `2.1.3-ad` shares `2.1.3`)."""
     key = "app.kubernetes.io/version"
     labels = Counter(w.labels[key] for w in workloads if key in w.labels)
-    tags = Counter(str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
-                   if ":" in str(c.get("image", "")).rpartition("/")[2])
+    raw = [str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
+           if ":" in str(c.get("image", "")).rpartition("/")[2]]
+    tags = Counter((m.group(0) if (m := _TAG_VERSION.match(t)) else t) for t in raw)
     for found in (labels, tags):
         if found and found.most_common(1)[0][1] > 1:
             return found.most_common(1)[0][0]

@@ -32,7 +32,8 @@ class Doc:
 def load_manifests(folder: Path) -> list[Doc]:
     """Every Kubernetes object in the folder's *.yaml / *.yml files, in file order."""
     if not folder.is_dir():
-        raise InputError(f"{folder}: manifests folder not found")
+        raise InputError(f"{folder}: manifests folder not found; put the app's manifests there (for an app "
+                         "derived from upstream files, your copy of them: faultkit apps verify APP --manifests DIR)")
     files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     return [doc for f in files for doc in load_manifest_file(f)]
 

@@ -91,7 +91,11 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
             yield Change(workload, name, field, "", "cleared-value")
     for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
         if resource in ("cpu", "memory") and quantities.is_quantity(value):
-            yield Change(workload, name, f"resources.limits.{resource}", _lower(str(value)), "resource-limit")
+            new = _lower(str(value))
+            if resource == "memory" and quantities.memory_problem(new):
+                new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
+            if new != str(value):
+                yield Change(workload, name, f"resources.limits.{resource}", new, "resource-limit")
 
 
 def _service_changes(doc: Doc) -> Iterator[Change]:
