@@ -9,11 +9,12 @@ from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import InputError
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
-from faultkit.validators.bundle import dumps, read_json, read_verdict, verify_bundle
+from faultkit.validators.bundle import LABELS, dumps, read_json, read_verdict, verify_bundle
 from faultkit.workspace import Workspace
 
 FORMAT = "faultkit/labels/v1"
-LABELS = "labels.json"  # beside verdict.json, outside MANIFEST.json: derived, never sealed
+# LABELS (labels.json) sits beside verdict.json, outside MANIFEST.json: derived, never sealed
+__all__ = ["FORMAT", "LABELS", "derive", "label_bundle", "labels_text", "recompute"]
 
 
 def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dict[str, Any]],

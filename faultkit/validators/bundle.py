@@ -17,7 +17,8 @@ from faultkit.yamlio import atomic_write
 MANIFEST = "MANIFEST.json"
 # derived from the sealed files and recomputed by judge, so kept outside the seal: adding one to a
 # shipped bundle must not change the digest its entry records
-DERIVED = ("labels.json",)
+LABELS = "labels.json"
+DERIVED = (LABELS,)
 
 
 def dumps(data: Any) -> str:
