@@ -10,7 +10,7 @@ from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
-from faultkit.labels.core import LABELS, recompute
+from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import verify_and_judge
@@ -56,6 +56,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
 
         verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
                                    timeout_s, record=not no_record)
+    if verdict["status"] == "admitted":
+        write_beside(ws, folder)  # derived from the sealed bundle, so written after the seal, outside it
     if as_json:
         print_json({**verdict, "bundle": str(folder)})
     else:

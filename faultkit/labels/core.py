@@ -11,10 +11,11 @@ from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
 from faultkit.validators.bundle import LABELS, dumps, read_json, read_verdict, verify_bundle
 from faultkit.workspace import Workspace
+from faultkit.yamlio import atomic_write
 
 FORMAT = "faultkit/labels/v1"
 # LABELS (labels.json) sits beside verdict.json, outside MANIFEST.json: derived, never sealed
-__all__ = ["FORMAT", "LABELS", "derive", "label_bundle", "labels_text", "recompute"]
+__all__ = ["FORMAT", "LABELS", "derive", "label_bundle", "labels_text", "recompute", "write_beside"]
 
 
 def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dict[str, Any]],
@@ -61,6 +62,13 @@ def labels_text(labels: dict[str, Any]) -> str:
 
 def app_of(workspace: Workspace, folder: Path) -> AppDescriptor:
     return load_app(workspace, read_json(folder, "inputs.json")["app"]["name"])
+
+
+def write_beside(workspace: Workspace, folder: Path) -> Path:
+    """Derive an admission's labels and store them as labels.json beside its verdict."""
+    path = folder / LABELS
+    atomic_write(path, labels_text(label_bundle(folder, app_of(workspace, folder))))
+    return path
 
 
 def recompute(workspace: Workspace, folder: Path) -> tuple[str, bool | None]:
