@@ -103,19 +103,27 @@ EVENT_SIGNALS = {"restart": ("restarts", "restarts"), "oom-kill": ("oom_kills", 
                  "unready": ("unready_instances", "instances")}
 
 
+def count_value(before: list[int], after: list[int]) -> int | None:
+    """Counts are small integers: one more than any before window saw (at least one), if every
+    after window reached it."""
+    v = max([0, *before]) + 1
+    return v if after and min(after) >= v else None
+
+
 def for_event(item: dict[str, Any]) -> dict[str, Any] | None:
-    counts = [c["count"] for c in item["cycles"]]
-    if not all(counts):
-        return None
+    before, after = [c["before"] for c in item["cycles"]], [c["count"] for c in item["cycles"]]
+    v = count_value(before, after)
+    if v is None:
+        return None  # seen in some cycle only: key evidence, not a checkpoint
     name, unit = EVENT_SIGNALS[item["kind"]]
-    observed = [{"cycle": c["cycle"], "before": 0, "after": c["count"]} for c in item["cycles"]]
-    # counts are small integers: "at least one" is the margin every cycle supports
-    return checkpoint(f'{name}{{service="{item["service"]}"}}', ">=", 1, unit, observed, "event")
+    observed = [{"cycle": c["cycle"], "before": c["before"], "after": c["count"]} for c in item["cycles"]]
+    return checkpoint(f'{name}{{service="{item["service"]}"}}', ">=", v, unit, observed, "event")
 
 
 def for_probe(route: str, failures: list[tuple[int, int, int, int]]) -> dict[str, Any] | None:
     """failures: (cycle, failed before, failed after, probes after)."""
-    if not failures or not all(fa >= 1 for _, _, fa, _ in failures):
+    v = count_value([fb for _, fb, _, _ in failures], [fa for _, _, fa, _ in failures])
+    if v is None:
         return None
     observed = [{"cycle": i, "before": fb, "after": fa} for i, fb, fa, _ in failures]
-    return checkpoint(f'probe_failures{{route="{route}"}}', ">=", 1, "probes", observed, "metric")
+    return checkpoint(f'probe_failures{{route="{route}"}}', ">=", v, "probes", observed, "metric")

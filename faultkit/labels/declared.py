@@ -46,7 +46,7 @@ def observed(labels: dict[str, Any]) -> list[tuple[str, str, str]]:
             out.append((s["service"], s["status"], f'http_requests_total{{service="{s["service"]}",'
                                                    f'status="{s["status"]}"}} ({s["direction"]})'))
     for e in labels["evidence"]["events"]:
-        if all(c["count"] for c in e["cycles"]):
+        if all(c["count"] > c["before"] for c in e["cycles"]):
             out.append((e["service"], e["kind"], f'{e["kind"]} of {e["service"]}'))
     return out
 

@@ -100,16 +100,17 @@ def event_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
     out = []
     names = sorted({s for c in cycles for s in m.services(c.after)})
     for service in names:
-        counts: dict[str, list[tuple[int, int]]] = {"restart": [], "oom-kill": [], "unready": []}
+        counts: dict[str, list[tuple[int, int, int]]] = {"restart": [], "oom-kill": [], "unready": []}
         for c in cycles:
             r, o = m.restarts(c.after, service)
-            lost = m.unready(c.after, service) if not m.unready(c.before, service) else 0
-            counts["restart"].append((c.index, r))
-            counts["oom-kill"].append((c.index, o))
-            counts["unready"].append((c.index, lost))
+            rb, ob = m.restarts(c.before, service)
+            counts["restart"].append((c.index, rb, r))
+            counts["oom-kill"].append((c.index, ob, o))
+            counts["unready"].append((c.index, m.unready(c.before, service), m.unready(c.after, service)))
         for kind, rows in counts.items():
-            if any(n for _, n in rows):
-                out.append({"service": service, "kind": kind, "cycles": [{"cycle": i, "count": n} for i, n in rows]})
+            if any(n > b for _, b, n in rows):
+                out.append({"service": service, "kind": kind,
+                            "cycles": [{"cycle": i, "before": b, "count": n} for i, b, n in rows]})
     return out
 
 
