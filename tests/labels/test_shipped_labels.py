@@ -154,3 +154,15 @@ def test_label_command(tmp_path):
     assert proc.returncode == 2 and proc.stderr.startswith("Error: 'minishop-nope' is not an admitted fault")
     proc = faultkit("label")
     assert proc.returncode == 2 and "name one FAULT or pass --all" in proc.stderr
+
+
+def test_incident_records_carry_the_labels_as_ground_truth(repo, labelled):
+    from faultkit.catalog.export import incident_records
+
+    records = {r["fault"]: r for r in incident_records(repo)["records"]}
+    assert sorted(records) == sorted(labelled)
+    for fault, r in records.items():
+        assert r["labels"]["chain"] == labelled[fault]["chain"]
+        assert r["labels"]["evidence"] == labelled[fault]["evidence"]
+        # the chain names the cause; the parts a model reads still do not
+        assert r["labels"]["chain"][0]["service"] not in r["title"].split()
