@@ -9,6 +9,7 @@ import click
 
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.labels.lint_rule import register as register_evidence_rule
 from faultkit.schema import SCHEMAS, schema_text
 
 
@@ -30,6 +31,7 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, as_json: bool)
 
     Example: faultkit catalog lint catalog/minishop
     """
+    register_evidence_rule()
     if drafts:
         from faultkit.authoring.drafts import lint_drafts  # only drafts need the authoring rules
 
