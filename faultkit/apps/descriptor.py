@@ -90,6 +90,14 @@ class AppDescriptor:
     def service_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.services)
 
+    def target_refusal(self, name: str) -> str | None:
+        """Why a fault may not target `name`: it observes, or it is the app's own fault switch."""
+        if name in self.telemetry:
+            return f"{name} is telemetry in {self.name}'s descriptor; faults must not blind the observer"
+        if name in self.fault_controls:
+            return f"{name} is one of {self.name}'s built-in fault controls (feature flags); left alone"
+        return None
+
     def service(self, name: str) -> ServiceSpec:
         for s in self.services:
             if s.name == name:

@@ -201,8 +201,8 @@ def choose_marker(added: list[str], original: str) -> str | None:
     literals = [a or b for line in added for a, b in _LITERAL.findall(line)]
     idents = [m for line in added for m in _IDENT.findall(line)]
     for group in (literals, idents):
-        fresh = {c for c in group if c.strip() and len(c) <= 80 and c not in original}
-        fresh = sorted(fresh, key=lambda c: (-len(c), c))
+        fresh = sorted({c for c in group if c.strip() and len(c) <= 80 and c not in original},
+                       key=lambda c: (-len(c), c))
         if fresh:
             return fresh[0]
     lines = sorted({s.strip() for s in added if len(s.strip()) >= 8 and s.strip() not in original}, key=len)

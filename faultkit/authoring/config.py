@@ -156,6 +156,9 @@ def plan_config(ws: Workspace, app_name: str, workload: str, container: str | No
         raise InputError(f"the new value {new!r} contains {', '.join(words)}; an agent reads deployed values, "
                          "choose one that reads like an ordinary release")
     service = owner(app, setting)
+    for end in (service, dependency_of(app, setting.value)):
+        if end and app.target_refusal(end):
+            raise InputError(f"{setting.workload} {field}: {app.target_refusal(end)}")
     entry_id = check_id(entry_id) if entry_id else free_id(ws, app.name, f"{app.name}-{setting.workload}-{field}",
                                                             taken or set())
     data = _entry(app, setting, service, new, kind, entry_id, category or default_category(app, kind, setting.value))

@@ -125,3 +125,14 @@ def test_upstream_import_records_digests_and_verify_checks_a_copy(ws: Workspace,
     (upstream / "kubernetes-manifests.yaml").unlink()
     assert "missing" in cli("apps", "verify", "boutique", "--manifests", str(upstream), check=1).stdout
     assert "records no upstream" in cli("apps", "verify", "minishop", "--manifests", str(upstream), check=1).stderr
+
+
+def test_authoring_refuses_faults_at_telemetry_and_fault_controls(ws: Workspace, cli) -> None:
+    cli("apps", "import", "--name", "astronomy", str(MANIFESTS / "otel-demo-rendered.yaml"), check=0)
+    flag = cli("author", "direct", "--app", "astronomy", "--service", "flagd", "--action", "instance-failure", check=1)
+    assert "built-in fault controls" in flag.stderr and "Traceback" not in flag.stderr
+    col = cli("author", "direct", "--app", "astronomy", "--service", "otel-collector", "--action", "instance-failure",
+              check=1)
+    assert "must not blind the observer" in col.stderr
+    cli("author", "direct", "--app", "astronomy", "--service", "cart", "--action", "instance-failure", "--dry-run",
+        check=0)
