@@ -136,3 +136,13 @@ def test_authoring_refuses_faults_at_telemetry_and_fault_controls(ws: Workspace,
     assert "must not blind the observer" in col.stderr
     cli("author", "direct", "--app", "astronomy", "--service", "cart", "--action", "instance-failure", "--dry-run",
         check=0)
+
+
+def test_import_option_errors_are_one_line(ws: Workspace, cli) -> None:
+    src = str(MANIFESTS / "boutique.yaml")
+    bad_site = cli("apps", "import", "--name", "b1", src, "--site", "a:zone-a:primary", check=2)
+    assert "expected NAME:ZONE:ROLE" in bad_site.stderr and "Traceback" not in bad_site.stderr
+    bad_up = cli("apps", "import", "--name", "b2", src, "--upstream", "no-version", check=2)
+    assert "expected REPOSITORY@VERSION" in bad_up.stderr
+    cli("apps", "import", "--name", "b3", src, "--site", "a:zone-a:active", "--site", "b:zone-b:standby", check=0)
+    assert [s.role for s in load_app(ws, "b3").sites] == ["active", "standby"]
