@@ -30,3 +30,5 @@ def platform(workspace: Workspace) -> Iterator[LocalPlatform]:
 def up(platform: LocalPlatform) -> LocalPlatform:
     platform.up("fix", replicas=0, timeout=30)
     return platform
+
+

@@ -25,7 +25,7 @@ class Kubelet:
     def __init__(
         self,
         *,
-        app: str,
+        app_name: str,
         deployed: Deployed,
         specs: dict[str, ServiceSpec],  # workload -> the app service it runs
         store: BuildStore,
@@ -37,7 +37,7 @@ class Kubelet:
         table: ReplicaTable,
         resolve: Resolver,
     ) -> None:
-        self.app, self.deployed, self.specs, self.store = app, deployed, specs, store
+        self.app_name, self.deployed, self.specs, self.store = app_name, deployed, specs, store
         self.logs, self.spawner, self.cpu_groups, self.environ = logs, spawner, cpu_groups, environ
         self.replicas_override, self.table, self.resolve = replicas_override, table, resolve
         self.counter = {w: itertools.count() for w in specs}
@@ -47,7 +47,7 @@ class Kubelet:
         for w, spec in self.specs.items():
             if service in (spec.name, w):
                 return w
-        raise InputError(f"{service!r} is not a service of {self.app} on the local platform")
+        raise InputError(f"{service!r} is not a service of {self.app_name} on the local platform")
 
     def service_name(self, workload: str) -> str:
         return self.specs[workload].name

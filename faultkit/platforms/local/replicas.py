@@ -49,7 +49,13 @@ class Launch:
 class Runner:
     """One container's process, kept running like a kubelet would."""
 
-    def __init__(self, replica: Replica, container: Container, launch: Launch) -> None:
+    def __init__(
+        self,
+        replica: Replica,
+        container: Container,
+        launch: Launch,
+        probes: tuple[ProbeSpec | None, ProbeSpec | None],  # (readiness, liveness)
+    ) -> None:
         self.replica = replica
         self.container = container
         self.launch = launch
@@ -61,13 +67,7 @@ class Runner:
         self.suspended = False
         self.helpers: list[subprocess.Popen[bytes]] = []
         self.cpu_group: Path | None = None
-        where = f"container {container.name} of {replica.workload}"
-        self.prober = Prober(
-            ProbeSpec.parse(container.readiness, f"{where}: readinessProbe"),
-            ProbeSpec.parse(container.liveness, f"{where}: livenessProbe"),
-            self._probe,
-            self._liveness_failed,
-        )
+        self.prober = Prober(*probes, self._probe, self._liveness_failed)
         if container.cpu_limit is not None and replica.cpu_groups is not None:
             try:
                 self.cpu_group = replica.cpu_groups.limit(f"{replica.id}-{container.name}", container.cpu_limit)
@@ -247,13 +247,14 @@ class Replica:
         for c in self.containers:
             for _, number in c.ports:
                 self.pod_port(number)
-        for c in self.containers:
+        specs = [container_probes(c, self.workload) for c in self.containers]  # a bad probe fails before any start
+        for c, probe_specs in zip(self.containers, specs, strict=True):
             cports = frozenset(n for _, n in c.ports)
             env = {k: environ[k] for k in BASE_ENV if k in environ}
             env.update(translate_env(dict(c.env), cports, self.pod_port, resolve))
             env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOSTNAME": self.id})
             argv = [sys.executable if a in PYTHONS and i == 0 else a for i, a in enumerate(c.command)]
-            self.runners.append(Runner(self, c, Launch(argv, self.build_dir, env)))
+            self.runners.append(Runner(self, c, Launch(argv, self.build_dir, env), probe_specs))
         for r in self.runners:
             r.start()
 
@@ -284,6 +285,15 @@ class Replica:
             "pids": [p for r in self.runners for p in r.pids()],
             "ports": {str(k): v for k, v in self.port_map.items()},
         }
+
+
+def container_probes(container: Container, workload: str) -> tuple[ProbeSpec | None, ProbeSpec | None]:
+    """(readiness, liveness) of a container, parsed from its manifest."""
+    where = f"container {container.name} of {workload}"
+    return (
+        ProbeSpec.parse(container.readiness, f"{where}: readinessProbe"),
+        ProbeSpec.parse(container.liveness, f"{where}: livenessProbe"),
+    )
 
 
 def stop_all(replicas: list[Replica]) -> None:

@@ -93,7 +93,7 @@ class Supervisor:
         table = ReplicaTable()
         proxy = Proxy(deployed, table)
         kubelet = Kubelet(
-            app=self.app_name,
+            app_name=self.app_name,
             deployed=deployed,
             specs=specs,
             store=self.store,
