@@ -58,10 +58,13 @@ def test_probe_spec_reads_every_field_and_handler() -> None:
     [
         (
             {"httpGet": {"port": 80}, "periodSeconds": "often"},
-            r"^c: readinessProbe\.periodSeconds: expected a number, got 'often'$",
+            r"^c: readinessProbe\.periodSeconds: expected a number, got 'often'; fix the probe",
         ),
-        ({"failureThreshold": None}, r"^c: readinessProbe\.failureThreshold: expected a number, got None$"),
-        ({"httpGet": "/readyz"}, r"^c: readinessProbe\.httpGet: expected a mapping, got '/readyz'$"),
+        (
+            {"failureThreshold": None},
+            r"^c: readinessProbe\.failureThreshold: expected a number, got None; fix the probe",
+        ),
+        ({"httpGet": "/readyz"}, r"^c: readinessProbe\.httpGet: expected a mapping, got '/readyz'; fix the probe"),
         ({"exec": {"command": []}}, r"^c: readinessProbe\.exec\.command: expected a non-empty list of strings"),
         ("httpGet", r"^c: readinessProbe: expected a mapping"),
     ],

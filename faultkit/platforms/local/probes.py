@@ -24,6 +24,7 @@ from faultkit.errors import InputError
 PERIOD_CAP_S = 1.0
 TIMEOUT_CAP_S = 1.0
 NOT_READY_WAIT_S = 0.2  # how soon a not-ready container is probed again
+FIX = "fix the probe in the manifest (its fields are Kubernetes' own)"
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class ProbeSpec:
         if raw is None:
             return None
         if not isinstance(raw, Mapping):
-            raise InputError(f"{where}: expected a mapping, got {raw!r}; see the Kubernetes probe fields")
+            raise InputError(f"{where}: expected a mapping, got {raw!r}; {FIX}")
         return cls(
             action=_action(raw, where),
             period_s=_number(raw, "periodSeconds", 10.0, where),
@@ -78,7 +79,7 @@ def _number(raw: Mapping[object, object], key: str, default: float, where: str) 
             return float(value)
         except ValueError:
             pass
-    raise InputError(f"{where}.{key}: expected a number, got {value!r}")
+    raise InputError(f"{where}.{key}: expected a number, got {value!r}; {FIX}")
 
 
 def _port(handler: Mapping[object, object]) -> int | str | None:
@@ -94,14 +95,14 @@ def _action(raw: Mapping[object, object], where: str) -> Action | None:
         if handler is None:
             continue
         if not isinstance(handler, Mapping):
-            raise InputError(f"{where}.{key}: expected a mapping, got {handler!r}")
+            raise InputError(f"{where}.{key}: expected a mapping, got {handler!r}; {FIX}")
         if key == "httpGet":
             return HttpGet(path=str(handler.get("path", "/")), port=_port(handler))
         if key == "tcpSocket":
             return TcpSocket(port=_port(handler))
         command = handler.get("command")
         if not isinstance(command, list) or not command:
-            raise InputError(f"{where}.exec.command: expected a non-empty list of strings, got {command!r}")
+            raise InputError(f"{where}.exec.command: expected a non-empty list of strings, got {command!r}; {FIX}")
         return Exec(command=tuple(str(a) for a in command))
     return None
 

@@ -70,6 +70,7 @@ class Supervisor:
         self.cpu_limits = (
             f"enforced (cgroup v{opened.version})" if isinstance(opened, CpuGroups) else f"not enforced: {opened}"
         )
+        self.specs: dict[str, ServiceSpec] = {}  # workload -> app service, known before the builds are
         self.controllers: Controllers | None = None
         self.stopping = threading.Event()
 
@@ -88,7 +89,7 @@ class Supervisor:
     def _deploy(self) -> None:
         self.app = app = load_app(self.workspace, self.app_name)
         deployed = Deployed.apply(app.manifests_dir, self.state.deployed)
-        specs = self._specs(app, deployed)
+        self.specs = specs = self._specs(app, deployed)
         builds = {w: self._build(app, spec) for w, spec in specs.items()}
         table = ReplicaTable()
         proxy = Proxy(deployed, table)
@@ -148,14 +149,13 @@ class Supervisor:
     def status(self) -> SupervisorStatus:
         c = self.controllers
         services: dict[str, ServiceStatus] = {}
-        if c is not None:
-            for w, spec in c.kubelet.specs.items():
-                services[spec.name] = {
-                    "workload": w,
-                    "build": c.rollouts.build(w),
-                    "instances": [r.record() for r in c.kubelet.table.of(w)],
-                    "endpoint": self._endpoint_or_none(spec.name),
-                }
+        for w, spec in self.specs.items():
+            services[spec.name] = {
+                "workload": w,
+                "build": c.rollouts.build(w) if c is not None else None,
+                "instances": [r.record() for r in c.kubelet.table.of(w)] if c is not None else [],
+                "endpoint": self._endpoint_or_none(spec.name),
+            }
         return {
             "phase": self.phase,
             "error": self.error,
