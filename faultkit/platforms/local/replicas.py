@@ -54,7 +54,7 @@ class Runner:
         replica: Replica,
         container: Container,
         launch: Launch,
-        probes: tuple[ProbeSpec | None, ProbeSpec | None],  # (readiness, liveness)
+        probe_specs: tuple[ProbeSpec | None, ProbeSpec | None],  # (readiness, liveness)
     ) -> None:
         self.replica = replica
         self.container = container
@@ -67,7 +67,7 @@ class Runner:
         self.suspended = False
         self.helpers: list[subprocess.Popen[bytes]] = []
         self.cpu_group: Path | None = None
-        self.prober = Prober(*probes, self._probe, self._liveness_failed)
+        self.prober = Prober(*probe_specs, self._probe, self._liveness_failed)
         if container.cpu_limit is not None and replica.cpu_groups is not None:
             try:
                 self.cpu_group = replica.cpu_groups.limit(f"{replica.id}-{container.name}", container.cpu_limit)
