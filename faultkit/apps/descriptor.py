@@ -38,6 +38,18 @@ class Site:
 
 
 @dataclass(frozen=True)
+class BaseImage:
+    """The base image a service's Dockerfile starts from (its `ARG BASE`).
+
+    Either `ref`, an image the user provides (their registry's), used as it is; or `suite` and
+    `packages`, built here from Debian packages with debootstrap (no registry needed)."""
+
+    ref: str | None = None
+    suite: str = "bookworm"
+    packages: tuple[str, ...] = ("python3",)
+
+
+@dataclass(frozen=True)
 class AppDescriptor:
     name: str
     version: str
@@ -52,6 +64,7 @@ class AppDescriptor:
     lint_command: tuple[str, ...]
     test_command: tuple[str, ...]
     load: tuple[str, ...] = ()  # services that generate the workload rather than serve it
+    base_image: BaseImage = BaseImage()
 
     @property
     def observed(self) -> tuple[str, ...]:
@@ -146,9 +159,18 @@ def load_descriptor(path: Path) -> AppDescriptor:
         lint_command=tuple(d.get("build", {}).get("lint", [])),
         test_command=tuple(d.get("build", {}).get("test", [])),
         load=tuple(d.get("load", [])),
+        base_image=_base_image(d.get("images", {}).get("base")),
     )
     _check_references(app, path, located)
     return app
+
+
+def _base_image(value: str | dict | None) -> BaseImage:
+    if value is None:
+        return BaseImage()
+    if isinstance(value, str):
+        return BaseImage(ref=value)
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
 
 
 def _check_references(app: AppDescriptor, path: Path, located) -> None:
