@@ -7,6 +7,7 @@ files); FAULTKIT_APT_MIRROR overrides it. Nothing names a host in faultkit itsel
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from faultkit.errors import PlatformError
@@ -44,9 +45,10 @@ def sources(apt_dir: Path = APT_DIR) -> list[tuple[str, tuple[str, ...], tuple[s
 def _one_line(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     out = []
     for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
+        line = re.sub(r"\[[^]]*\]", " ", line.split("#", 1)[0])  # drop the [arch=... signed-by=...] options
+        words = line.split()
         if words and words[0] == "deb":
-            words = [w for w in words[1:] if not w.startswith("[")]  # drop [arch=... signed-by=...]
+            words = words[1:]
             if len(words) >= 2:
                 out.append((words[0], (words[1],), tuple(words[2:])))
     return out

@@ -72,3 +72,32 @@ def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild
     for name, row in rows.items():
         assert row["id"] == release[name].id and row["cached"] is True
         assert set(row) >= {"service", "id", "tag", "size", "seconds", "cached"}
+
+
+def test_the_platform_side_records_image_ids_as_build_ids(release: dict[str, ImageBuild], repo_ws: Workspace,
+                                                          minishop: AppDescriptor, docker_client: Any) -> None:
+    from faultkit.images.builds import ImageBuilds
+
+    side = ImageBuilds(repo_ws, minishop, client=docker_client)
+    b = side.build("email")
+    assert (b.id, b.location) == (release["email"].id, release["email"].tag)
+    assert release["email"].id in [x.id for x in side.builds("email")]
+    assert side.build_contains(b.id, "def main(") or side.build_contains(b.id, "import ")
+    assert not side.build_contains(b.id, "a text no source file holds 4f1c")
+
+
+def test_a_base_image_named_in_the_descriptor_is_used_as_it_is(release: dict[str, ImageBuild], repo_ws: Workspace,
+                                                               minishop: AppDescriptor, docker_client: Any) -> None:
+    import dataclasses
+
+    import pytest
+
+    from faultkit.apps.descriptor import BaseImage
+    from faultkit.errors import PlatformError
+
+    mine = dataclasses.replace(minishop, base_image=BaseImage(ref=release["email"].base))
+    same = build_service(repo_ws, mine, "email", client=docker_client)
+    assert same.id == release["email"].id and same.cached  # the same base image: the same image
+    missing = dataclasses.replace(minishop, base_image=BaseImage(ref="127.0.0.1:9/python:3.11-bookworm"))
+    with pytest.raises(PlatformError, match="cannot be pulled"):
+        build_service(repo_ws, missing, "email", client=docker_client)

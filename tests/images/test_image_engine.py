@@ -40,3 +40,20 @@ def test_the_mirror_comes_from_apt_sources_in_both_formats(tmp_path: Path, monke
     assert aptsource.mirror("bookworm", tmp_path) == "http://two.example/debian"
     monkeypatch.setenv("FAULTKIT_APT_MIRROR", "http://mine.example/debian")
     assert aptsource.mirror("bookworm", tmp_path) == "http://mine.example/debian"
+
+
+def test_the_descriptor_images_block_is_checked_by_its_schema(tmp_path: Path) -> None:
+    import pytest
+
+    from faultkit.apps.descriptor import load_descriptor
+    from faultkit.errors import InputError
+
+    text = (Path(__file__).resolve().parents[2] / "apps" / "minishop" / "app.yaml").read_text()
+    assert "packages: [python3, python3-prometheus-client]" in text
+    bad = tmp_path / "app.yaml"
+    bad.write_text(text.replace("packages: [python3, python3-prometheus-client]", "packages: []"))
+    with pytest.raises(InputError, match="images"):
+        load_descriptor(bad)
+    bad.write_text(text.replace("base: {suite: bookworm, packages: [python3, python3-prometheus-client]}",
+                                "base: registry.example/python:3.11"))
+    assert load_descriptor(bad).base_image.ref == "registry.example/python:3.11"
