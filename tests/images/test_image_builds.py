@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.authoring.leakage import find_words, giveaway_words
 from faultkit.cli import main
@@ -15,6 +17,9 @@ from faultkit.images import naming
 from faultkit.images.records import ImageBuild
 from faultkit.images.service import build_service, buildable
 from faultkit.workspace import Workspace
+
+# the first test pays for the session's builds: the base image (debootstrap) and eleven services
+pytestmark = pytest.mark.timeout(1800)
 
 
 def test_every_service_builds_with_its_ci_run_in_the_image(release: dict[str, ImageBuild], minishop: AppDescriptor,
@@ -89,8 +94,6 @@ def test_the_platform_side_records_image_ids_as_build_ids(release: dict[str, Ima
 def test_a_base_image_named_in_the_descriptor_is_used_as_it_is(release: dict[str, ImageBuild], repo_ws: Workspace,
                                                                minishop: AppDescriptor, docker_client: Any) -> None:
     import dataclasses
-
-    import pytest
 
     from faultkit.apps.descriptor import BaseImage
     from faultkit.errors import PlatformError
