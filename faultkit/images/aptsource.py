@@ -12,6 +12,8 @@ from pathlib import Path
 
 from faultkit.errors import PlatformError
 
+Source = tuple[str, tuple[str, ...], tuple[str, ...]]  # (uri, suites, components)
+
 APT_DIR = Path("/etc/apt")
 
 
@@ -27,12 +29,12 @@ def mirror(suite: str, apt_dir: Path = APT_DIR) -> str:
     )
 
 
-def sources(apt_dir: Path = APT_DIR) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+def sources(apt_dir: Path = APT_DIR) -> list[Source]:
     """(uri, suites, components) of every `deb` source, in apt's reading order."""
     files = [apt_dir / "sources.list"] if (apt_dir / "sources.list").is_file() else []
     parts = apt_dir / "sources.list.d"
     files += sorted(parts.glob("*.list")) + sorted(parts.glob("*.sources"))
-    out: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
+    out: list[Source] = []
     for path in files:
         try:
             text = path.read_text(errors="replace")
@@ -42,8 +44,8 @@ def sources(apt_dir: Path = APT_DIR) -> list[tuple[str, tuple[str, ...], tuple[s
     return out
 
 
-def _one_line(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    out = []
+def _one_line(text: str) -> list[Source]:
+    out: list[Source] = []
     for line in text.splitlines():
         line = re.sub(r"\[[^]]*\]", " ", line.split("#", 1)[0])  # drop the [arch=... signed-by=...] options
         words = line.split()
@@ -54,8 +56,8 @@ def _one_line(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     return out
 
 
-def _deb822(text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    out = []
+def _deb822(text: str) -> list[Source]:
+    out: list[Source] = []
     for stanza in text.split("\n\n"):
         fields: dict[str, str] = {}
         for line in stanza.splitlines():

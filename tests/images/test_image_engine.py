@@ -57,3 +57,14 @@ def test_the_descriptor_images_block_is_checked_by_its_schema(tmp_path: Path) ->
     bad.write_text(text.replace("base: {suite: bookworm, packages: [python3, python3-prometheus-client]}",
                                 "base: registry.example/python:3.11"))
     assert load_descriptor(bad).base_image.ref == "registry.example/python:3.11"
+
+
+def test_build_without_an_engine_is_one_clear_line(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    from faultkit.cli import main
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    monkeypatch.setenv("FAULTKIT_ROOT", str(Path(__file__).resolve().parents[2]))
+    assert main(["build", "--app", "minishop", "--service", "email"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("Error: docker: no Docker engine answers") and "dockerd.sh start" in err
+    assert len(err.splitlines()) == 1
