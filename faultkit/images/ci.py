@@ -15,6 +15,7 @@ import hashlib
 import importlib.metadata as md
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,10 @@ class CheckFailed(FaultkitError):
         super().__init__(f"{service}: the service's {what} failed in its image: {names}; fix the change and rebuild")
 
 
+@lru_cache(maxsize=1)
 def tool_files() -> dict[str, Path]:
-    """(path under /opt/ci, file on this machine) for the test tools and what they need to run."""
+    """(path under /opt/ci, file on this machine) for the test tools and what they need to run
+    (read once per process: the installed tools do not change under a running build)."""
     out: dict[str, Path] = {}
     todo, seen = list(TOOLS), set()
     while todo:

@@ -50,7 +50,7 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         tag = tag or naming.release_tag(app, service, revision)
         all_labels = {**naming.release_labels(app, service, revision, base_ref), **(labels or {})}
         naming.refuse_leaks(workspace.root, _named(tag, all_labels), fault_id)
-        known = {i.id for i in c.images.list(all=True)}
+        known = set(c.api.images(all=True, quiet=True))  # ids only: one call, not one inspect per image
         result = build(c, ctx, tag=tag, buildargs={"BASE": base_ref}, labels=all_labels)
         if result.error or not result.image_id:
             engine.remove_images(c, result.steps, keep=[base_id])
