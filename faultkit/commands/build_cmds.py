@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 
@@ -31,11 +30,13 @@ def build_cmd(app_name: str, services: tuple[str, ...], fault_id: str | None, re
             "pushed": [p.__dict__ for p in release.pushed],
         })
         return
-    table = Table("service", "image id", "tag", "size", "seconds", "cached", "ci")
-    for b in release.builds:
-        table.add_row(b.service, b.id.removeprefix("sha256:")[:12], b.tag, f"{b.size / 1e6:.1f} MB",
-                      f"{b.seconds:.1f}", "yes" if b.cached else "no", b.ci)
-    console().print(table)
+    # plain aligned columns: a table squeezed to a narrow terminal would cut the tag a manifest needs
+    rows = [("service", "image id", "size", "seconds", "cached", "ci", "tag")] + [
+        (b.service, b.id.removeprefix("sha256:")[:12], f"{b.size / 1e6:.1f} MB", f"{b.seconds:.1f}",
+         "yes" if b.cached else "no", b.ci, b.tag) for b in release.builds]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
     if release.marker:
         m = release.marker
         where = ", ".join(m.found_in) or "nowhere"
