@@ -160,7 +160,7 @@ def command(name: str, layout: Layout, node_ip: str) -> list[str]:
                 "--listen-peer-urls", f"http://127.0.0.1:{ETCD_PEER_PORT}",
                 "--initial-advertise-peer-urls", f"http://127.0.0.1:{ETCD_PEER_PORT}",
                 "--initial-cluster", f"{NODE_NAME}=http://127.0.0.1:{ETCD_PEER_PORT}",
-                "--listen-metrics-urls", "", "--log-level", "warn", "--quota-backend-bytes", str(2 << 30)]
+                "--log-level", "warn", "--quota-backend-bytes", str(2 << 30)]
     if name == "kube-apiserver":
         return [str(bin_ / "kube-apiserver"), "--etcd-servers", etcd_url,
                 "--advertise-address", node_ip, "--secure-port", str(APISERVER_PORT),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
@@ -54,17 +55,21 @@ def _start(layout: Layout, name: str, ip: str) -> None:
     procs.start(layout, name, configs.command(name, layout, ip))
 
 
-def _wait(layout: Layout, name: str, check: object, timeout: float) -> None:
+def _wait(layout: Layout, name: str, check: Callable[[], bool], timeout: float) -> None:
     """Wait for a component's probe; a component that exits meanwhile fails at once with its log's tail."""
-    def probe() -> bool:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while True:
         if procs.process(layout, name) is None:
             raise ClusterError(f"{name} exited during start-up; its log ends: {log_tail(layout, name)}")
-        assert callable(check)
-        return bool(check())
-    try:
-        procs.wait_for(probe, timeout, name)
-    except RuntimeError as err:
-        raise ClusterError(f"{err}; log ends: {log_tail(layout, name)}") from None
+        try:
+            if check():
+                return
+        except Exception as exc:  # noqa: BLE001 - a failing probe means "not yet"
+            last = f" (last probe error: {type(exc).__name__}: {exc})"[:300]
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{name} not ready after {timeout:.0f} s{last}; its log ends: {log_tail(layout, name)}")
+        time.sleep(0.5)
 
 
 def log_tail(layout: Layout, name: str, lines: int = 3) -> str:
@@ -93,6 +98,7 @@ def up(layout: Layout) -> UpTimes | None:
         pki.make_pki(layout.pki, ip)
     configs.write_all(layout, ip)
     host.record_sysctls(layout)
+    host.allow_forwarding()
     began = time.monotonic()
     _start(layout, "etcd", ip)
     _wait(layout, "etcd", _etcd_ready, 60)

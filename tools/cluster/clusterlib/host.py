@@ -16,6 +16,7 @@ from .layout import BRIDGE, CNI_NETWORK, Layout
 SYSCTLS = ("net/ipv4/ip_forward", "net/bridge/bridge-nf-call-iptables", "vm/overcommit_memory", "vm/panic_on_oom",
            "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+FORWARD_CHAIN = "FAULTKIT-CLUSTER-FWD"
 
 
 def _sysctl(name: str) -> Path:
@@ -41,9 +42,23 @@ def restore_sysctls(layout: Layout) -> None:
             pass
 
 
+def allow_forwarding() -> None:
+    """Accept forwarded traffic of the pod bridge. Docker sets the FORWARD policy to DROP, and with
+    bridge-nf-call-iptables even pod-to-pod frames and Service replies pass through FORWARD."""
+    def ipt(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["iptables", "-w", *args], capture_output=True)
+    if ipt("-n", "-L", FORWARD_CHAIN).returncode != 0:
+        ipt("-N", FORWARD_CHAIN)
+        ipt("-A", FORWARD_CHAIN, "-i", BRIDGE, "-j", "ACCEPT")
+        ipt("-A", FORWARD_CHAIN, "-o", BRIDGE, "-j", "ACCEPT")
+    if ipt("-C", "FORWARD", "-j", FORWARD_CHAIN).returncode != 0:
+        ipt("-I", "FORWARD", "1", "-j", FORWARD_CHAIN)
+
+
 def sweep_iptables() -> list[str]:
-    """Remove every KUBE-* chain and this cluster's CNI-* chains (masquerade rules tagged with our
-    network's name), and every rule that jumps to them. Docker's chains are never named so."""
+    """Remove every KUBE-* chain, this cluster's CNI-* chains (masquerade rules tagged with our
+    network's name) and its forward chain, and every rule that jumps to them. Docker's chains are
+    never named so."""
     removed = []
     for binary in ("iptables", "ip6tables"):
         for table in ("filter", "nat", "mangle", "raw"):
@@ -52,7 +67,8 @@ def sweep_iptables() -> list[str]:
                 continue
             lines = listing.stdout.splitlines()
             rules = [shlex.split(line) for line in lines if line.startswith("-A ")]
-            ours = {line.split()[1] for line in lines if line.startswith("-N KUBE-")}
+            ours = {line.split()[1] for line in lines
+                    if line.startswith("-N KUBE-") or line.startswith(f"-N {FORWARD_CHAIN}")}
             tag = f'name: "{CNI_NETWORK}"'
             for rule in rules:
                 if tag in rule:

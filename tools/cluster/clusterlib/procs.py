@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -80,18 +79,3 @@ def strays(layout: Layout) -> list[psutil.Process]:
         if exe.startswith(bin_dir + "/"):
             found.append(proc)
     return found
-
-
-def wait_for(check: object, timeout: float, what: str, interval: float = 0.5) -> None:
-    """Call `check` until it returns true; RuntimeError naming `what` when `timeout` passes."""
-    assert callable(check)
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except Exception as exc:  # noqa: BLE001 - any failure of a probe means "not yet"
-            last = exc
-        time.sleep(interval)
-    raise RuntimeError(f"{what} not ready after {timeout:.0f} s" + (f" (last error: {last})" if last else ""))
