@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from faultkit.catalog.lint import lint as run_lint
+from faultkit.catalog.lint_cache import Store
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.schema import SCHEMAS, schema_text
 
@@ -20,15 +21,19 @@ def catalog() -> None:
 @catalog.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys) as errors.")
+@click.option("--no-cache", is_flag=True, help="Check every file afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
-def lint_cmd(paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
+def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: bool) -> None:
     """Check catalog entries: schema, then semantics against the app descriptors.
 
-    Reports every problem at once with file, line and field path. Exits 1 on any error.
+    Reports every problem at once with file, line and field path. Exits 1 on any error. Each
+    file's result is cached in .faultkit_cache/ (git-ignored) by the digest of everything it
+    depends on, so an unchanged catalog answers at once; --no-cache bypasses the cache.
 
     Example: faultkit catalog lint catalog/minishop
     """
-    report = run_lint(workspace(), paths, strict=strict)
+    ws = workspace()
+    report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})

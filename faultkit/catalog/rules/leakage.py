@@ -24,9 +24,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from faultkit.authoring.placeholders import is_todo, todo_paths
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.placeholders import is_todo, todo_paths
+from faultkit.catalog.rules.context import Context, Loaded
 from faultkit.errors import FaultkitError, InputError
 
 CONFIG_FILE = "faultkit.toml"
@@ -169,23 +170,22 @@ def _short(line: str, limit: int = 90) -> str:
 # ------------------------------------------------------------------ lint rules
 
 
-def check_leakage(ctx: Any, e: Entry) -> Iterator[tuple[str, str]]:
+def check_leakage(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     """Lint rule `leakage`: giveaway words in what an agent can observe of the fault."""
     for leak in entry_leaks(ctx.workspace.root, e):
         yield leak.where, leak.message()
 
 
-def check_title(ctx: Any, e: Entry) -> Iterator[tuple[str, str, str]]:
+def check_title(ctx: Context, e: Entry) -> Iterator[tuple[str, str, str]]:
     """Lint rule `title` (a warning): agents never see titles, but reports and schedules show them."""
     for leak in title_leaks(ctx.workspace.root, e.title):
         yield "title", leak.message(), "warning"
 
 
-def check_todo(ctx: Any, items: list[Any]) -> Iterator[tuple[Any, str, str]]:
-    """Lint rule `todo` (a catalog rule, so it also reads files whose placeholders break the schema):
+def check_todo(ctx: Context, item: Loaded) -> Iterator[tuple[str, str]]:
+    """Lint rule `todo` (a file rule, so it also reads files whose placeholders break the schema):
     a value starting with TODO is a placeholder left by `faultkit author`."""
-    for item in items:
-        data = item.located.data if item.located else None
-        if isinstance(data, dict):
-            for path, value in todo_paths(data):
-                yield item, path, f"still a placeholder ({_short(value, 70)!r}); fill it in"
+    data = item.located.data if item.located else None
+    if isinstance(data, dict):
+        for path, value in todo_paths(data):
+            yield path, f"still a placeholder ({_short(value, 70)!r}); fill it in"
