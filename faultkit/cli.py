@@ -21,7 +21,7 @@ from faultkit.errors import FaultkitError, UsageError
 COMMANDS: dict[str, tuple[str, ...]] = {
     "apps": ("faultkit.commands.apps_cmds:apps", "faultkit.commands.author_cmds"),
     "author": ("faultkit.commands.author_cmds:author",),
-    "catalog": ("faultkit.commands.catalog_cmds:catalog", "faultkit.commands.release_cmds"),
+    "catalog": ("faultkit.commands.catalog_cmds:catalog",),  # build/export load lazily (catalog_cmds.py)
     "down": ("faultkit.commands.platform_cmds:down",),
     "gate": ("faultkit.commands.gate_cmds:gate_cmd",),
     "judge": ("faultkit.commands.validate_cmds:judge_cmd",),

@@ -8,11 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import fastjsonschema
-
-from faultkit.yamlio import Located, Pointer
+if TYPE_CHECKING:  # imported when a document is checked, not by `catalog lint` answered from its cache
+    from faultkit.yamlio import Located, Pointer
 
 SCHEMAS = ("entry", "app", "schedule", "release")
 
@@ -48,6 +47,8 @@ def _fast(name: str) -> Callable[[Any], bool]:
     schema = dict(json.loads(schema_text(name)))
     if "prefixItems" in schema_text(name):  # 2020-12 only; fastjsonschema knows up to draft-07
         return lambda data: validator(name).is_valid(data)
+    import fastjsonschema
+
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     compiled = fastjsonschema.compile(schema)
 

@@ -8,26 +8,50 @@ from the facts of every file, so a one-file change re-reads one file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import importlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from faultkit.catalog.lint_cache import Pack, Result, Store, environment, file_digest, file_key
-from faultkit.catalog.model import Entry
-from faultkit.catalog.patches import safe_path
-from faultkit.catalog.rules.context import CatalogRule, Context, EntryRule, Facts, FileRule, Finding, Loaded
+from faultkit.catalog.rules.files import discover, display
 from faultkit.catalog.rules.invariants import CATALOG_RULES
-from faultkit.catalog.rules.leakage import check_leakage, check_title, check_todo
-from faultkit.catalog.rules.patches import check_code
-from faultkit.catalog.rules.schema import discover, display, load_entry_file
-from faultkit.catalog.rules.semantic import check_config, check_direct, check_target
+from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
 from faultkit.errors import FaultkitError
 from faultkit.workspace import Workspace
 
-__all__ = ["Finding", "Loaded", "Report", "discover", "lint", "load_entry_file"]
+if TYPE_CHECKING:
+    from faultkit.catalog.model import Entry
+    from faultkit.catalog.rules.context import Context, EntryRule, FileRule
 
-ENTRY_RULES: tuple[EntryRule, ...] = (check_target, check_code, check_config, check_direct, check_leakage, check_title)
-FILE_RULES: tuple[FileRule, ...] = (check_todo,)
+__all__ = ["Finding", "Linter", "Loaded", "Report", "discover", "lint", "load_entry_file"]
+
+# The rule set, as module.function under faultkit.catalog.rules. The rules (and with them YAML, the
+# schema validator and the app model) are imported on the first file the cache cannot answer, so a
+# warm run imports none of them; the names and the modules' source are part of the cache key.
+ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "patches.check_code", "semantic.check_config",
+                                "semantic.check_direct", "leakage.check_leakage", "leakage.check_title")
+FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
+
+
+def rule(name: str) -> Callable[..., Any]:
+    module, function = name.split(".")
+    found: Callable[..., Any] = getattr(importlib.import_module(f"faultkit.catalog.rules.{module}"), function)
+    return found
+
+
+def rule_sources(names: Iterable[str]) -> list[Path]:
+    """The source file of each named rule's module, found without importing it."""
+    here = Path(__file__).parent / "rules"
+    return sorted({here / f"{n.split('.')[0]}.py" for n in names})
+
+
+def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
+    """One file loaded and checked against the entry schema (see rules/schema.py)."""
+    from faultkit.catalog.rules.schema import load_entry_file as load
+
+    return load(path, workspace)
 
 
 @dataclass(frozen=True)
@@ -52,16 +76,21 @@ class Linter:
 
     def __init__(self, workspace: Workspace, store: Store | None = None) -> None:
         self.workspace = workspace
-        self.ctx = Context(workspace)
-        rules = [*ENTRY_RULES, *FILE_RULES, *CATALOG_RULES]
-        self.pack: Pack | None = store.pack(environment(workspace, rules)) if store else None
+        self._ctx: Context | None = None
+        self._entry_rules: list[EntryRule] = []
+        self._file_rules: list[FileRule] = []
+        names = [*ENTRY_RULES, *FILE_RULES, *(f"invariants.{r.__name__}" for r in CATALOG_RULES)]
+        env = environment(workspace, names, rule_sources(names)) if store else ""
+        self.pack: Pack | None = store.pack(env) if store else None
         self._entries: dict[str, Entry] = {}
         self.cached = 0
         self._deps: dict[str, str] = {}
+        self._paths: dict[str, Path] = {}
 
     def result(self, path: Path) -> tuple[str, Result]:
         """(display name, result) of one file, from the cache when its key and dependencies match."""
         name = display(path, self.workspace)
+        self._paths[name] = path
         if self.pack is None:
             return name, self._fresh(path)
         try:
@@ -82,7 +111,8 @@ class Linter:
         wanted = {name for name, _ in given}
         facts = [r.facts for _, r in (*rest, *given) if r.facts]
         findings = [f for _, r in given for f in r.findings]
-        findings += [f for f in invariant_findings(facts, CATALOG_RULES) if f.file in wanted]
+        paths = {name: path for name, path in self._paths.items() if name in wanted}
+        findings += invariant_findings(facts, CATALOG_RULES, wanted, paths)
         if strict:
             findings = [replace(f, severity="error") for f in findings]
         findings.sort(key=lambda f: (f.file, f.line, f.path, f.message))
@@ -93,14 +123,24 @@ class Linter:
         if self.pack is not None:
             self.pack.save()
 
+    def _context(self) -> Context:
+        if self._ctx is None:
+            from faultkit.catalog.rules.context import Context
+
+            self._ctx = Context(self.workspace)
+            self._entry_rules = [rule(n) for n in ENTRY_RULES]
+            self._file_rules = [rule(n) for n in FILE_RULES]
+        return self._ctx
+
     def _fresh(self, path: Path) -> Result:
+        ctx = self._context()
         item, findings = load_entry_file(path, self.workspace)
-        for file_rule in FILE_RULES:
-            findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(self.ctx, item)]
+        for file_rule in self._file_rules:
+            findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:
             return Result(tuple(findings), None)
         self._entries[item.file] = item.entry
-        findings.extend(_entry_findings(self.ctx, item))
+        findings.extend(_entry_findings(ctx, item, self._entry_rules))
         patch = item.entry.code.patch if item.entry.code else None
         deps = ((patch, self._dep(patch)),) if patch else ()
         return Result(tuple(findings), Facts.of(item), deps)
@@ -108,11 +148,21 @@ class Linter:
     def _dep(self, rel: str) -> str:
         """The digest of a file a result read (a patch), once per run; "-" when it is unreadable."""
         if rel not in self._deps:
-            try:
-                self._deps[rel] = file_digest(safe_path(self.workspace.root, rel, "patch"))
-            except FaultkitError:
-                self._deps[rel] = "-"
+            self._deps[rel] = _dep_digest(self.workspace.root, rel)
         return self._deps[rel]
+
+
+def _dep_digest(root: Path, rel: str) -> str:
+    """The digest of a file inside the workspace, as catalog.patches.safe_path would find it; "-"
+    for a path that rule refuses (the result records the refusal, whatever the file holds)."""
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("~") or ".." in pure.parts:
+        return "-"
+    try:
+        real = (root / pure).resolve()
+    except OSError:
+        return "-"
+    return file_digest(real) if real.is_relative_to(root) and real.is_file() else "-"
 
 
 def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False, store: Store | None = None) -> Report:
@@ -122,31 +172,49 @@ def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False,
     rest: list[tuple[str, Result]] = []
     if files and paths:
         # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
-        seen = {p.resolve() for p in files}
-        rest = [linter.result(p) for p in discover(workspace) if p.resolve() not in seen]
+        seen = {name for name, _ in given}
+        rest = [r for r in map(linter.result, discover(workspace)) if r[0] not in seen]
     report = linter.report(given, rest, strict)
     linter.save()
     return report
 
 
-def invariant_findings(facts: list[Facts], rules: Iterable[CatalogRule]) -> Iterator[Finding]:
+def invariant_findings(facts: list[Facts], rules: Iterable[CatalogRule], wanted: set[str],
+                       paths: dict[str, Path]) -> Iterator[Finding]:
+    """The catalog rules' findings on the `wanted` files. The line of a finding is looked up only
+    when there is one (rare), so neither a fresh nor a cached result pays for line numbers."""
     for rule in rules:
         for f, path, message in rule(facts):
-            line = f.id_line if path == "id" else 1
-            yield Finding(f.file, line, path, message, "error", rule.__name__.removeprefix("check_"))
+            if f.file in wanted:
+                line = _line(paths[f.file], path) if path != "(entry)" and f.file in paths else 1
+                yield Finding(f.file, line, path, message, "error", rule.__name__.removeprefix("check_"))
 
 
-def _entry_findings(ctx: Context, item: Loaded) -> Iterator[Finding]:
+def _line(file: Path, path: str) -> int:
+    from faultkit.yamlio import load_located
+
+    try:
+        located = load_located(file)
+    except FaultkitError:
+        return 1
+    return located.line(_pointer(path))
+
+
+def _entry_findings(ctx: Context, item: Loaded, rules: list[EntryRule]) -> Iterator[Finding]:
     assert item.entry is not None
-    for rule in ENTRY_RULES:
+    for entry_rule in rules:
         try:
-            for path, message, *severity in rule(ctx, item.entry):
-                yield _at(item, path, message, rule.__name__, *severity)
+            for path, message, *severity in entry_rule(ctx, item.entry):
+                yield _at(item, path, message, entry_rule.__name__, *severity)
         except FaultkitError as e:
-            yield _at(item, "app" if rule is check_target else "(entry)", str(e), rule.__name__)
+            where = "app" if entry_rule.__name__ == "check_target" else "(entry)"
+            yield _at(item, where, str(e), entry_rule.__name__)
 
 
 def _at(item: Loaded, path: str, message: str, rule: str, severity: str = "error") -> Finding:
-    pointer = tuple(int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split("."))
-    line = item.located.line(pointer) if item.located else 1
+    line = item.located.line(_pointer(path)) if item.located else 1
     return Finding(item.file, line, path, message, severity, rule.removeprefix("check_"))
+
+
+def _pointer(path: str) -> tuple[str | int, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split("."))

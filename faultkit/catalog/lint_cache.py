@@ -16,18 +16,17 @@ import fcntl
 import hashlib
 import json
 import os
-import sys
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import faultkit
-from faultkit import schema
-from faultkit.catalog.rules.context import Facts, Finding
-from faultkit.errors import FaultkitError
+from faultkit.catalog.rules.records import Facts, Finding
 from faultkit.workspace import Workspace
-from faultkit.yamlio import atomic_write
 
 CACHE_DIR = ".faultkit_cache"
 FORMAT = "faultkit/lint-cache/v1"
@@ -46,14 +45,17 @@ class Result:
     deps: tuple[tuple[str, str], ...] = ()  # (workspace-relative path, digest) of other files it read
 
     def to_json(self) -> dict[str, Any]:
-        return {"findings": [asdict(f) for f in self.findings], "deps": [list(d) for d in self.deps],
-                "facts": asdict(self.facts) if self.facts else None}
+        f = self.facts  # written out by hand: dataclasses.asdict is slow over a thousand files
+        facts = {"file": f.file, "id": f.id, "app": f.app, "change": list(f.change), "artifact": f.artifact,
+                 "patch": f.patch} if f else None
+        return {"findings": [[x.file, x.line, x.path, x.message, x.severity, x.rule] for x in self.findings],
+                "deps": [list(d) for d in self.deps], "facts": facts}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Result:
         f = d["facts"]
         facts = Facts(**{**f, "change": tuple(f["change"])}) if f else None
-        return cls(tuple(Finding(**x) for x in d["findings"]), facts, tuple((p, h) for p, h in d["deps"]))
+        return cls(tuple(Finding(*x) for x in d["findings"]), facts, tuple((p, h) for p, h in d["deps"]))
 
 
 def digest(data: bytes) -> str:
@@ -68,7 +70,7 @@ def file_digest(path: Path) -> str:
         return "-"
 
 
-def environment(workspace: Workspace, rules: Iterable[Callable[..., object]] = ()) -> str:
+def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Path]) -> str:
     """The digest of everything but the file itself that a file's lint result depends on."""
     h = hashlib.sha256()
 
@@ -78,13 +80,10 @@ def environment(workspace: Workspace, rules: Iterable[Callable[..., object]] = (
 
     part("format", FORMAT.encode())
     part("version", faultkit.__version__.encode())
-    part("schema", schema.schema_text("entry").encode())
-    rules = list(rules)
-    part("rules", " ".join(f"{r.__module__}.{r.__qualname__}" for r in rules).encode())
+    part("schema", entry_schema())
+    part("rules", " ".join(rules).encode())
     package = Path(faultkit.__file__).parent
-    modules = {getattr(sys.modules[r.__module__], "__file__", None) for r in rules}
-    sources = sorted({*(package / s for s in _SOURCES), *(Path(m) for m in modules if m)})
-    for src in sources:
+    for src in sorted({*(package / s for s in _SOURCES), *sources}):
         part(f"source:{src.relative_to(package) if src.is_relative_to(package) else src}", _bytes(src))
     part("faultkit.toml", _bytes(workspace.root / "faultkit.toml"))
     for app in sorted(workspace.apps_dir.glob("*/app.yaml")) if workspace.apps_dir.is_dir() else ():
@@ -94,16 +93,40 @@ def environment(workspace: Workspace, rules: Iterable[Callable[..., object]] = (
     return h.hexdigest()
 
 
+def entry_schema() -> bytes:
+    """The entry schema's bytes, read without importing faultkit.schema (and its validator)."""
+    return resources.files("faultkit.schemas").joinpath("entry.schema.json").read_bytes()
+
+
 def _manifest_files(app: Path) -> list[Path]:
     """The files load_manifests reads for this descriptor (its `manifests:` folder)."""
+    folder = app.parent / _manifests_key(app)
+    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+
+
+_TOP_KEY = re.compile(r"^manifests:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s#'\"][^#\n]*?))?[ \t]*(?:#.*)?$", re.M)
+
+
+def _manifests_key(app: Path) -> str:
+    """The descriptor's `manifests:` value. A block-style top-level key is read with a regular
+    expression, so a warm run need not import YAML; any other form is left to the YAML parser."""
+    try:
+        text = app.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "manifests"  # the descriptor's own bytes are in the key; lint reports what is wrong
+    found = _TOP_KEY.search(text)
+    if found and any(g for g in found.groups()):
+        return next(g for g in found.groups() if g)
+    if "manifests" not in text:
+        return "manifests"  # the loader's default
     import yaml
 
     try:
-        data = yaml.load(app.read_text("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return []  # the descriptor's own bytes are in the key; lint reports what is wrong with it
-    folder = app.parent / str(data.get("manifests", "manifests")) if isinstance(data, dict) else app.parent
-    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return "manifests"
+    value = data.get("manifests", "manifests") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else "manifests"
 
 
 def _bytes(path: Path) -> bytes:
@@ -149,7 +172,7 @@ class Store:
             self.directory.mkdir(parents=True, exist_ok=True)
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
-                atomic_write(ignore, "# written by faultkit: the lint cache is never committed\n*\n")
+                _write(ignore, b"# written by faultkit: the lint cache is never committed\n*\n")
             with open(self.directory / "lock", "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 path = self._path(env)
@@ -157,12 +180,24 @@ class Store:
                 if len(results) > 2 * len(used):
                     results = {k: v for k, v in results.items() if k in used}
                 body = {"format": FORMAT, "environment": env, "results": results}
-                atomic_write(path, json.dumps(body, sort_keys=True, separators=(",", ":")))
+                _write(path, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
                 for other in self.directory.glob("lint-*.json"):
                     if other != path:
                         other.unlink(missing_ok=True)  # another environment's: no longer valid
-        except (OSError, FaultkitError):
+        except OSError:
             pass  # a cache that cannot be written only makes the next run slower
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write beside `path`, then os.replace: a reader sees the old pack or the new, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class Pack:

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from pathlib import Path
 
 import click
 
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.catalog.lint_cache import Store
-from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.schema import SCHEMAS, schema_text
 
 
-@click.group()
+class CatalogGroup(click.Group):
+    """`build` and `export` live in release_cmds, imported only when one of them runs (or for --help):
+    `catalog lint` does not pay for the release code, the validator's bundles or the app model."""
+
+    LAZY = ("build", "export")
+
+    def _load(self) -> None:
+        importlib.import_module("faultkit.commands.release_cmds")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.LAZY:
+            self._load()
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=CatalogGroup)
 def catalog() -> None:
     """Check, build and export the fault catalog."""
 
@@ -38,11 +58,9 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: boo
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})
     else:
-        out = console()
-        for f in report.findings:
-            style = "red" if f.severity == "error" else "yellow"
-            out.print(f"[{style}]{f.severity}[/{style}] {f.render()}", markup=True)
-        out.print(f"{report.files} files, {report.errors} errors, {report.warnings} warnings")
+        for f in report.findings:  # click.echo, not rich: lint answers before rich would have loaded
+            click.echo(f"{click.style(f.severity, fg='red' if f.severity == 'error' else 'yellow')} {f.render()}")
+        click.echo(f"{report.files} files, {report.errors} errors, {report.warnings} warnings")
     raise SystemExit(1 if report.errors else 0)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
 
-from faultkit.catalog.rules.context import CatalogRule, Facts
+from faultkit.catalog.rules.records import CatalogRule, Facts
 
 
 def _repeats(items: list[Facts], key: Callable[[Facts], Hashable]) -> Iterator[tuple[Facts, Facts]]:

@@ -1,37 +1,16 @@
-"""Reading catalog files: which files, and each one loaded and checked against the entry schema."""
+"""Reading a catalog file: loaded, and checked against the entry schema."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 from faultkit.catalog.model import entry_from_data
-from faultkit.catalog.rules.context import Finding, Loaded
+from faultkit.catalog.rules.files import display
+from faultkit.catalog.rules.records import Finding, Loaded
 from faultkit.errors import FaultkitError
 from faultkit.schema import Problem, check_document
 from faultkit.workspace import Workspace
 from faultkit.yamlio import load_located
-
-
-def discover(workspace: Workspace, paths: Iterable[Path] = ()) -> list[Path]:
-    """The entry files named by `paths` (files or folders), or every file under catalog/."""
-    paths = list(paths) or [workspace.catalog_dir]
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            # a folder named like an entry is reported by the loader, not silently skipped
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
-        else:
-            out.append(p)  # a missing or odd file is reported by the loader, with its name
-    return out
-
-
-def display(path: Path, workspace: Workspace) -> str:
-    """A file's name in findings: relative to the workspace root when inside it."""
-    try:
-        return path.resolve().relative_to(workspace.root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
