@@ -15,7 +15,7 @@ def discover(workspace: Workspace, paths: Iterable[Path] = ()) -> list[Path]:
     for p in paths:
         if p.is_dir():
             # a folder named like an entry is reported by the loader, not silently skipped
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
+            out.extend(sorted((q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")), key=lambda q: q.parts))
         else:
             out.append(p)  # a missing or odd file is reported by the loader, with its name
     return out
@@ -23,8 +23,9 @@ def discover(workspace: Workspace, paths: Iterable[Path] = ()) -> list[Path]:
 
 def display(path: Path, workspace: Workspace) -> str:
     """A file's name in findings: relative to the workspace root when inside it."""
-    if path.is_absolute() and ".." not in path.parts and path.is_relative_to(workspace.root):
-        return path.relative_to(workspace.root).as_posix()  # what discover() yields: no resolve() per file
+    text, root = str(path), f"{workspace.root}/"
+    if text.startswith(root) and "/../" not in text and "/./" not in text:
+        return text[len(root):]  # what discover() yields: string work, not a resolve() per file
     try:
         return path.resolve().relative_to(workspace.root).as_posix()
     except ValueError:
