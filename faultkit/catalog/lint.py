@@ -127,7 +127,7 @@ class Linter:
         if self._ctx is None:
             from faultkit.catalog.rules.context import Context
 
-            self._ctx = Context(self.workspace)
+            self._ctx = Context(self.workspace, self.pack.store if self.pack else None)
             self._entry_rules = [rule(n) for n in ENTRY_RULES]
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx

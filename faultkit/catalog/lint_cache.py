@@ -165,6 +165,20 @@ class Store:
             return {}  # no pack yet, or one a crash left unreadable: both are only misses
         return data["results"] if isinstance(data, dict) and data.get("format") == FORMAT else {}
 
+    def read_json(self, name: str) -> Any:
+        """A side file of the cache (parsed manifests), or None when absent or unreadable."""
+        try:
+            return json.loads((self.directory / name).read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def write_json(self, name: str, data: Any) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write(self.directory / name, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+        except OSError:
+            pass  # only a miss next time
+
     def write(self, env: str, new: Mapping[str, dict[str, Any]], used: set[str]) -> None:
         """Merge `new` into the pack under the lock; drop results this run did not use once
         stale ones outnumber the live ones (old versions of edited files)."""
