@@ -152,7 +152,9 @@ class Store:
                    else workspace.root / CACHE_DIR)
 
     def pack(self, env: str) -> Pack:
-        return Pack(self, env, self._read(self._path(env)))
+        path = self._path(env)
+        stamp = _stamp(path)
+        return Pack(self, env, self._read(path), stamp)
 
     def _path(self, env: str) -> Path:
         return self.directory / f"lint-{env[:32]}.json"
@@ -179,7 +181,8 @@ class Store:
         except OSError:
             pass  # only a miss next time
 
-    def write(self, env: str, new: Mapping[str, dict[str, Any]], used: set[str]) -> None:
+    def write(self, env: str, new: Mapping[str, dict[str, Any]], used: set[str],
+              known: tuple[dict[str, dict[str, Any]], tuple[int, ...] | None] = ({}, None)) -> None:
         """Merge `new` into the pack under the lock; drop results this run did not use once
         stale ones outnumber the live ones (old versions of edited files)."""
         try:
@@ -190,7 +193,9 @@ class Store:
             with open(self.directory / "lock", "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 path = self._path(env)
-                results = {**self._read(path), **new}
+                # the pack as this run read it, unless another run has replaced it since
+                base = known[0] if known[1] is not None and _stamp(path) == known[1] else self._read(path)
+                results = {**base, **new}
                 if len(results) > 2 * len(used):
                     results = {k: v for k, v in results.items() if k in used}
                 body = {"format": FORMAT, "environment": env, "results": results}
@@ -200,6 +205,15 @@ class Store:
                         other.unlink(missing_ok=True)  # another environment's: no longer valid
         except OSError:
             pass  # a cache that cannot be written only makes the next run slower
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells one version of a pack from another: os.replace gives every new one a new inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -217,9 +231,11 @@ def _write(path: Path, data: bytes) -> None:
 class Pack:
     """The results of one environment, as read at the start of a run, plus this run's new ones."""
 
-    def __init__(self, store: Store, env: str, results: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, store: Store, env: str, results: dict[str, dict[str, Any]],
+                 stamp: tuple[int, ...] | None = None) -> None:
         self.store, self.env = store, env
         self._results = results
+        self._stamp = stamp
         self._new: dict[str, dict[str, Any]] = {}
         self._used: set[str] = set()
 
@@ -240,4 +256,4 @@ class Pack:
 
     def save(self) -> None:
         if self._new:
-            self.store.write(self.env, self._new, self._used)
+            self.store.write(self.env, self._new, self._used, (self._results, self._stamp))

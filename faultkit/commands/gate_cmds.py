@@ -11,7 +11,6 @@ from rich.table import Table
 
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.commands.validate_cmds import seconds
 from faultkit.gate.core import GateResult, find_validator, run_gate
 from faultkit.gate.github import annotations, step_summary
 from faultkit.gate.junit import failure_text, write_junit
@@ -41,7 +40,11 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
     ws = workspace()
-    validator = find_validator(seconds(window)) if validate else None
+    validator = None
+    if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
+        from faultkit.commands.validate_cmds import seconds
+
+        validator = find_validator(seconds(window))
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws))
     if junit:
         write_junit(result, junit)

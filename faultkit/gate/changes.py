@@ -3,7 +3,7 @@
 The gate reads committed history only (merge-base(REF, HEAD)..HEAD, what a pull request adds), so
 it refuses a working tree whose catalog data differs from HEAD: what it would check would not be
 what is committed. git runs through faultkit.process (no gitpython: its import alone costs more
-than these calls): one rev-parse, one merge-base, one status and one `git diff --name-status`.
+than these calls): one rev-parse, one status, one merge-base and one `git diff --name-status`.
 """
 
 from __future__ import annotations
@@ -41,19 +41,19 @@ def _ok(result: Result) -> str:
 
 def resolve(workspace: Workspace, ref: str) -> tuple[Path, str, str]:
     """(repository top, HEAD, REF) in one rev-parse; on failure, find out which of them is missing."""
-    found = git(workspace.root, "rev-parse", "--show-toplevel", "--verify", "--end-of-options", "HEAD")
-    if not found.ok:
-        if not git(workspace.root, "rev-parse", "--show-toplevel").ok:
-            raise InputError(f"{workspace.root}: not a git repository; the gate compares commits")
+    # a REF that starts with "-" would be read as an option (this rev-parse has no --end-of-options)
+    found = git(workspace.root, "rev-parse", "--show-toplevel", "HEAD", f"{ref}^{{commit}}")
+    lines = found.output.split("\n")
+    if not ref.startswith("-") and found.ok and len(lines) >= 3 and all(len(x) in (40, 64) for x in lines[1:3]):
+        return Path(lines[0]).resolve(), lines[1], lines[2]
+    if not git(workspace.root, "rev-parse", "--show-toplevel").ok:
+        raise InputError(f"{workspace.root}: not a git repository; the gate compares commits")
+    if not git(workspace.root, "rev-parse", "--verify", "--quiet", "HEAD").ok:
         raise InputError(f"{workspace.root}: the repository has no commit yet")
-    top, head = found.output.split()[:2]
-    base = git(workspace.root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-    if not base.ok or not base.output.strip():
-        raise UsageError(
-            f"--base {ref!r} is not a commit of this repository; fetch it first "
-            "(git fetch origin <branch>, checkout with fetch-depth: 0)"
-        )
-    return Path(top).resolve(), head, base.output.split()[0]
+    raise UsageError(
+        f"--base {ref!r} is not a commit of this repository; fetch it first "
+        "(git fetch origin <branch>, checkout with fetch-depth: 0)"
+    )
 
 
 def require_clean(top: Path, prefix: str) -> None:
