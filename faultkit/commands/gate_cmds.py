@@ -12,7 +12,7 @@ from rich.table import Table
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.gate.core import GateResult, find_validator, run_gate
-from faultkit.gate.github import annotations, step_summary
+from faultkit.gate.github import step_summary, workflow_commands
 from faultkit.gate.junit import failure_text, write_junit
 
 
@@ -49,7 +49,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     if junit:
         write_junit(result, junit)
     if github:
-        for line in annotations(result):
+        for line in workflow_commands(result):
             click.echo(line)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:

@@ -81,7 +81,9 @@ def changes(workspace: Workspace, ref: str) -> Changes:
     base = bases.output.split()[0] if bases.ok and bases.output.strip() else ref_commit
     out = _ok(git(top, "diff", "--name-status", "-z", "--no-renames", base, head, "--"))
     fields = [f for f in out.split("\0") if f]
-    entries, removed, patches = set(), set(), set()
+    entries: set[str] = set()
+    removed: set[str] = set()
+    patches: set[str] = set()
     for status, path in zip(fields[::2], fields[1::2], strict=False):
         rel = _within(path, prefix)
         if rel is None:

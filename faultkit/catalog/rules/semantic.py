@@ -90,7 +90,8 @@ def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
             yield f"direct.params.{key}", f"{action.name} takes no parameter {key!r}{suggest(key, list(known))}"
         elif not isinstance(value, param.type) or isinstance(value, bool):
             yield f"direct.params.{key}", f"expected {param.type.__name__}, found {value!r}"
-        elif (param.minimum is not None and value < param.minimum) or (
-            param.maximum is not None and value > param.maximum
+        elif isinstance(value, int | float) and (
+            (param.minimum is not None and value < param.minimum)
+            or (param.maximum is not None and value > param.maximum)
         ):
             yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"
