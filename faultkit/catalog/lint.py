@@ -9,6 +9,7 @@ from the facts of every file, so a one-file change re-reads one file.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -33,6 +34,14 @@ __all__ = ["Finding", "Linter", "Loaded", "Report", "discover", "lint", "load_en
 ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "patches.check_code", "semantic.check_config",
                                 "semantic.check_direct", "leakage.check_leakage", "leakage.check_title")
 FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
+# rules that read an entry's admitting evidence, registered by the command layer (faultkit/labels/
+# reads entries through catalog, so catalog cannot import it). Their findings are advice for the next
+# validation (editing the entry makes its verdict stale), so --strict leaves them warnings. A cached
+# result of such a rule counts while the admitting bundle's MANIFEST.json and labels.json are unchanged.
+# A rule is given as a callable or as "module:function", imported on the first file the cache cannot
+# answer (so registering one costs a warm run nothing).
+EVIDENCE_RULES: list[EntryRule | str] = []
+ADVISORY = ("declared_evidence",)
 
 
 def rule(name: str) -> Callable[..., Any]:
@@ -45,6 +54,26 @@ def rule_sources(names: Iterable[str]) -> list[Path]:
     """The source file of each named rule's module, found without importing it."""
     here = Path(__file__).parent / "rules"
     return sorted({here / f"{n.split('.')[0]}.py" for n in names})
+
+
+def _named(name: str) -> Callable[..., Any]:
+    module, function = name.split(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found
+
+
+def evidence_sources(rules: Iterable[Callable[..., Any] | str]) -> list[Path]:
+    """Every module of the package each registered evidence rule comes from (labels/*.py), found
+    without importing it when the rule is given by name."""
+    top = Path(__file__).parent.parent
+    folders = set()
+    for r in rules:
+        module = r.split(":")[0] if isinstance(r, str) else r.__module__
+        if module.startswith("faultkit."):
+            folders.add((top / Path(*module.split(".")[1:])).parent)
+        elif not isinstance(r, str):
+            folders.add(Path(str(getattr(sys.modules[r.__module__], "__file__", ""))).parent)
+    return sorted(p for folder in folders if folder.name for p in folder.glob("*.py"))
 
 
 def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
@@ -80,7 +109,9 @@ class Linter:
         self._entry_rules: list[EntryRule] = []
         self._file_rules: list[FileRule] = []
         names = [*ENTRY_RULES, *FILE_RULES, *(f"invariants.{r.__name__}" for r in CATALOG_RULES)]
-        env = environment(workspace, names, rule_sources(names)) if store else ""
+        sources = rule_sources(names) + evidence_sources(EVIDENCE_RULES)
+        names += [r if isinstance(r, str) else f"{r.__module__}:{r.__qualname__}" for r in EVIDENCE_RULES]
+        env = environment(workspace, names, sources) if store else ""
         self.pack: Pack | None = store.pack(env) if store else None
         self._entries: dict[str, Entry] = {}
         self.cached = 0
@@ -114,7 +145,7 @@ class Linter:
         paths = {name: path for name, path in self._paths.items() if name in wanted}
         findings += invariant_findings(facts, CATALOG_RULES, wanted, paths)
         if strict:
-            findings = [replace(f, severity="error") for f in findings]
+            findings = [f if f.rule in ADVISORY else replace(f, severity="error") for f in findings]
         findings.sort(key=lambda f: (f.file, f.line, f.path, f.message))
         entries = tuple(self._entries[name] for name, _ in given if name in self._entries)
         return Report(tuple(findings), len(given), entries, tuple(facts), self.cached)
@@ -128,7 +159,8 @@ class Linter:
             from faultkit.catalog.rules.context import Context
 
             self._ctx = Context(self.workspace, self.pack.store if self.pack else None)
-            self._entry_rules = [rule(n) for n in ENTRY_RULES]
+            evidence = [_named(r) if isinstance(r, str) else r for r in EVIDENCE_RULES]
+            self._entry_rules = [*(rule(n) for n in ENTRY_RULES), *evidence]
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
 
@@ -141,8 +173,11 @@ class Linter:
             return Result(tuple(findings), None)
         self._entries[item.file] = item.entry
         findings.extend(_entry_findings(ctx, item, self._entry_rules))
-        patch = item.entry.code.patch if item.entry.code else None
-        deps = ((patch, self._dep(patch)),) if patch else ()
+        read = [item.entry.code.patch] if item.entry.code else []
+        v = item.entry.validation
+        if EVIDENCE_RULES and v is not None and v.bundle:
+            read += [f"{v.bundle}/MANIFEST.json", f"{v.bundle}/labels.json"]
+        deps = tuple((rel, self._dep(rel)) for rel in read)
         return Result(tuple(findings), Facts.of(item), deps)
 
     def _dep(self, rel: str) -> str:

@@ -8,10 +8,13 @@ from pathlib import Path
 
 import click
 
+from faultkit.catalog.lint import EVIDENCE_RULES
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.schema import SCHEMAS, schema_text
+
+EVIDENCE_RULE = "faultkit.labels.lint_rule:check_declared_evidence"
 
 
 class CatalogGroup(click.Group):
@@ -52,6 +55,10 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: boo
 
     Example: faultkit catalog lint catalog/minishop
     """
+    # the declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported only
+    # when a file is linted afresh, so a lint answered from its cache does not load labels
+    if EVIDENCE_RULE not in EVIDENCE_RULES:
+        EVIDENCE_RULES.append(EVIDENCE_RULE)
     ws = workspace()
     report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
     if as_json:
