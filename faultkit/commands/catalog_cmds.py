@@ -17,6 +17,14 @@ from faultkit.schema import SCHEMAS, schema_text
 EVIDENCE_RULE = "faultkit.labels.lint_rule:check_declared_evidence"
 
 
+def register_evidence_rule() -> None:
+    """The declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported
+    only when a file is linted afresh, so a lint answered from its cache does not load labels. The
+    gate registers it too: one rule set, so lint and gate share one cache."""
+    if EVIDENCE_RULE not in EVIDENCE_RULES:
+        EVIDENCE_RULES.append(EVIDENCE_RULE)
+
+
 class CatalogGroup(click.Group):
     """`build` and `export` live in release_cmds, imported only when one of them runs (or for --help):
     `catalog lint` does not pay for the release code, the validator's bundles or the app model."""
@@ -55,10 +63,7 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: boo
 
     Example: faultkit catalog lint catalog/minishop
     """
-    # the declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported only
-    # when a file is linted afresh, so a lint answered from its cache does not load labels
-    if EVIDENCE_RULE not in EVIDENCE_RULES:
-        EVIDENCE_RULES.append(EVIDENCE_RULE)
+    register_evidence_rule()
     ws = workspace()
     report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
     if as_json:

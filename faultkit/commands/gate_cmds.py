@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from faultkit.catalog.lint_cache import Store
+from faultkit.commands.catalog_cmds import register_evidence_rule
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.gate.core import GateResult, find_validator, run_gate
 from faultkit.gate.github import step_summary, workflow_commands
@@ -40,6 +41,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
     ws = workspace()
+    register_evidence_rule()
     validator = None
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
