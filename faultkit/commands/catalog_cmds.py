@@ -52,9 +52,11 @@ def catalog() -> None:
 @catalog.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys) as errors.")
+@click.option("--drafts", is_flag=True, help="Lint drafts (default: drafts/): placeholders a validation fills in "
+              "are reported as draft findings, not errors.")
 @click.option("--no-cache", is_flag=True, help="Check every file afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
-def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: bool) -> None:
+def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool, as_json: bool) -> None:
     """Check catalog entries: schema, then semantics against the app descriptors.
 
     Reports every problem at once with file, line and field path. Exits 1 on any error. Each
@@ -65,14 +67,22 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, no_cache: bool, as_json: boo
     """
     register_evidence_rule()
     ws = workspace()
-    report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
+    if drafts:
+        from faultkit.authoring.drafts import lint_drafts  # only drafts need the authoring rules
+
+        report = lint_drafts(ws, paths)
+    else:
+        report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})
     else:
         for f in report.findings:  # click.echo, not rich: lint answers before rich would have loaded
-            click.echo(f"{click.style(f.severity, fg='red' if f.severity == 'error' else 'yellow')} {f.render()}")
-        click.echo(f"{report.files} files, {report.errors} errors, {report.warnings} warnings")
+            style = {"error": "red", "draft": "cyan"}.get(f.severity, "yellow")
+            click.echo(f"{click.style(f.severity, fg=style)} {f.render()}")
+        pending = sum(f.severity == "draft" for f in report.findings)
+        click.echo(f"{report.files} files, {report.errors} errors, {report.warnings} warnings"
+                   + (f", {pending} placeholders for validation to fill" if drafts else ""))
     raise SystemExit(1 if report.errors else 0)
 
 
