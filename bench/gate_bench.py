@@ -72,7 +72,7 @@ def make_catalog(root: Path, entries: int) -> None:
                 "container": s.containers[0],
                 "field": "resources.limits.memory",
                 "old": memory,
-                "new": f"{k + 1}Ki",
+                "new": f"{6144 + k + 1}Ki",
                 "kind": "resource-limit",
             },
             "log": {"message": "process restarted", "service": s.name},

@@ -152,7 +152,7 @@ def make_workspace(root: Path, services: int, entries: int) -> None:
                 "container": svc,
                 "field": "resources.limits.memory",
                 "old": "256Mi",
-                "new": f"{k + 1}Ki",
+                "new": f"{6144 + k + 1}Ki",
                 "kind": "resource-limit",
             },
             "log": {"message": "process restarted", "service": svc},
