@@ -56,6 +56,18 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class BaseImage:
+    """The base image a service's Dockerfile starts from (its `ARG BASE`).
+
+    Either `ref`, an image the user provides (their registry's), used as it is; or `suite` and
+    `packages`, built here from Debian packages with debootstrap (no registry needed)."""
+
+    ref: str | None = None
+    suite: str = "bookworm"
+    packages: tuple[str, ...] = ("python3",)
+
+
+@dataclass(frozen=True)
 class AppDescriptor:
     name: str
     version: str
@@ -80,6 +92,7 @@ class AppDescriptor:
         """The services a fault may target: all but load generators, telemetry and fault controls."""
         left_out = {*self.load, *self.telemetry, *self.fault_controls}
         return tuple(s.name for s in self.services if s.name not in left_out)
+    base_image: BaseImage = BaseImage()
 
     @property
     def observed(self) -> tuple[str, ...]:
@@ -186,6 +199,7 @@ def load_descriptor(path: Path) -> AppDescriptor:
         fault_controls=tuple(d.get("fault_controls", [])),
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
+        base_image=_base_image(d.get("images", {}).get("base")),
     )
     _check_references(app, path, located)
     return app
@@ -196,6 +210,14 @@ def _upstream(u: dict[str, Any] | None) -> Upstream | None:
         return None
     return Upstream(str(u["repository"]), str(u["version"]), u.get("commit"), str(u.get("path", "")),
                     tuple(UpstreamFile(f["path"], f["sha256"]) for f in u["files"]))
+
+
+def _base_image(value: str | dict | None) -> BaseImage:
+    if value is None:
+        return BaseImage()
+    if isinstance(value, str):
+        return BaseImage(ref=value)
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
 
 
 def _check_references(app: AppDescriptor, path: Path, located) -> None:
