@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
-# defaults: above these a cycle is overloaded. Load per core 3: runnable tasks three times the
+from faultkit.errors import PlatformError
+
+# defaults: above these a cycle is overloaded. Load per core 4: runnable tasks four times the
 # cores for a minute; steal 20%: a fifth of the CPU went to other guests; lag: a sample later than
 # half its interval (the sampler skips ticks it overran, so a lagging window has fewer samples).
-MAX_LOAD_PER_CORE = 3.0
+MAX_LOAD_PER_CORE = 4.0
 MAX_STEAL = 0.2
 MAX_LAG_INTERVALS = 0.5
 
@@ -63,3 +66,53 @@ class Limits:
     max_load_per_core: float = MAX_LOAD_PER_CORE
     max_steal: float = MAX_STEAL
     max_lag_intervals: float = MAX_LAG_INTERVALS
+
+
+class Overloaded(PlatformError):
+    """A cycle observed a saturated machine: an error to retry, never a verdict on the fault."""
+
+
+class MachineWindow(TypedDict):
+    """What the machine did during one window (bundle file machine.json, per window)."""
+
+    max_lag_s: float  # the latest a sample was taken after its scheduled time
+    load_per_core: float  # the highest 1-minute load average per core read in the window
+    steal: float | None  # share of CPU time stolen between the window's start and end
+    cores: int
+
+
+class LoadMeter:
+    """Reads the machine around a window: load and /proc/stat at its start, each sample's lag, and
+    load and /proc/stat again at its end."""
+
+    def __init__(self, stat: Path = Path("/proc/stat")) -> None:
+        self.stat = stat
+        self._start: CpuTimes | None = None
+        self._lag = 0.0
+        self._load = 0.0
+
+    def start(self) -> None:
+        self._start, self._lag, self._load = cpu_times(self.stat), 0.0, load_per_core()
+
+    def late(self, seconds: float) -> None:
+        self._lag = max(self._lag, seconds)
+
+    def stop(self) -> MachineWindow:
+        self._load = max(self._load, load_per_core())
+        return {"max_lag_s": round(self._lag, 3), "load_per_core": self._load,
+                "steal": steal_between(self._start, cpu_times(self.stat)), "cores": cores()}
+
+
+def over_limits(windows: list[MachineWindow], limits: Limits, interval_s: float) -> list[str]:
+    """What made these windows (one cycle's) overloaded; empty when the machine was fit to observe."""
+    out = []
+    lag = max((w["max_lag_s"] for w in windows), default=0.0)
+    if lag > limits.max_lag_intervals * interval_s:
+        out.append(f"sampler lag {lag:g}s > {limits.max_lag_intervals:g} x the {interval_s:g}s interval")
+    load = max((w["load_per_core"] for w in windows), default=0.0)
+    if load > limits.max_load_per_core:
+        out.append(f"load average per core {load:g} > {limits.max_load_per_core:g}")
+    steal = max((w["steal"] or 0.0 for w in windows), default=0.0)
+    if steal > limits.max_steal:
+        out.append(f"CPU steal {steal:.0%} > {limits.max_steal:.0%}")
+    return out
