@@ -75,8 +75,8 @@ def campaign(root: Path, folder: Path, faults: list[str], workers: int, window: 
     return result
 
 
-def instance_cores(root: Path, state: Path, seconds: float = 15.0) -> float:
-    """CPU cores one minishop instance (services and load generator) uses, over `seconds`."""
+def instance_use(root: Path, state: Path, seconds: float = 15.0) -> tuple[float, float]:
+    """CPU cores and resident MiB one minishop instance (services and load generator) uses."""
     e = env(root, state)
     cli = [sys.executable, "-m", "faultkit.cli"]
     subprocess.run([*cli, "up", "--app", "minishop"], cwd=root, env=e, check=True, capture_output=True, timeout=300)
@@ -97,7 +97,14 @@ def instance_cores(root: Path, state: Path, seconds: float = 15.0) -> float:
 
         a = cpu()
         time.sleep(seconds)
-        return round((cpu() - a) / seconds, 3)
+        cores = round((cpu() - a) / seconds, 3)
+        rss = 0
+        for p in [sup, *sup.children(recursive=True)]:
+            try:
+                rss += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return cores, round(rss / 2**20, 1)
     finally:
         subprocess.run([*cli, "down"], cwd=root, env=e, capture_output=True, timeout=120)
 
@@ -114,8 +121,8 @@ def main() -> None:
           f"{load_before[2]:.1f} at the start (others' work included)")
     with tempfile.TemporaryDirectory(prefix="campaign-bench-") as tmp:
         root = workspace(Path(tmp) / "repo", faults)
-        cores = instance_cores(root, Path(tmp) / "probe-state")
-        print(f"one minishop instance under its load generator uses {cores:.2f} CPU cores")
+        cores, rss_mib = instance_use(root, Path(tmp) / "probe-state")
+        print(f"one minishop instance under its load generator uses {cores:.2f} CPU cores and {rss_mib:.0f} MiB")
         runs = {n: campaign(root, Path(tmp) / f"w{n}", faults, n, args.window, args.repeat) for n in (1, 2)}
     print(f"\n{len(faults)} faults, {args.window} windows, repeat {args.repeat}:")
     print(f"{'workers':>8} {'wall s':>8} {'faults/h':>9} {'efficiency':>11} {'overloaded':>11}  verdicts")
@@ -131,6 +138,8 @@ def main() -> None:
         mix[f.mechanism] = mix.get(f.mechanism, 0) + 1
     over = measure([REPO / "evidence"])
     per_node = max(1, math.floor(VCPU / (max(cores, 0.05) * 1.5)))
+    print(f"\n{per_node} instances per {VCPU}-vCPU worker at {cores:.2f} cores each with half again as headroom "
+          f"({per_node * rss_mib / 1024:.1f} GiB resident)")
     print(f"\nprojection: 700 faults, 300s windows, repeat 2, mix {mix} scaled; goal < {GOAL_H:g} h")
     for label, workers in ((f"{NODES} workers x 1 instance", NODES),
                            (f"{NODES} workers x {per_node} instances ({VCPU} vCPU each)", NODES * per_node)):

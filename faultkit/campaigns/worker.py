@@ -111,4 +111,17 @@ def run_fault(instance: Instance, plan: Plan, fault: PlannedFault, bundles: Path
         return RunResult("interrupted", None, run, "the campaign was stopped during this run", wall)
     if verdict is None:
         return RunResult("crashed", None, run, last or f"validate exited {child.returncode} without a verdict", wall)
-    return RunResult(str(verdict.get("status")), brief(verdict), run, last or verdict.get("summary", ""), wall)
+    status = str(verdict.get("status"))
+    if status == "aborted" and overloaded(run):
+        status = "overloaded"
+    return RunResult(status, brief(verdict), run, last or verdict.get("summary", ""), wall)
+
+
+def overloaded(run: Path | None) -> bool:
+    """The run ended because a cycle measured the machine (its sealed machine.json says so)."""
+    if run is None:
+        return False
+    try:
+        return bool(json.loads((run / "machine.json").read_text("utf-8")).get("overloaded"))
+    except (OSError, ValueError, AttributeError):
+        return False
