@@ -34,6 +34,7 @@ CODE_STAGES = [
 ]
 CONFIG_STAGES = ["inject:applying", "window after-0", "revert", "window after-1"]
 DIRECT_STAGES = ["inject:applying", "window after-1"]
+REPO = Path(__file__).resolve().parents[2]
 HOLD_AT = Path(__file__).with_name("hold_at.py")  # runs validate() with a hook that blocks at a stage
 
 
@@ -70,7 +71,7 @@ def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
     hold = [] if mid_change else [stage]
     proc = subprocess.Popen(
         [sys.executable, str(HOLD_AT), fault, str(evidence), *hold],
-        env={**shop.env_for(ws), "PYTHONPATH": os.pathsep.join(filter(None, [str(shop.REPO), os.environ.get("PYTHONPATH")]))},
+        env={**shop.env_for(ws), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.getenv("PYTHONPATH")]))},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
