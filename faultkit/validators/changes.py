@@ -40,13 +40,12 @@ class Check:
     measured: Any
     threshold: Any
     detail: str
-    build: str | None = None
-    has_build: bool = False  # rollout checks name the build they expect, even when it is unknown
+    build: str | None = None  # rollouts: the build every replica should run
 
     def record(self) -> CheckRecord:
         out: CheckRecord = {"ok": self.ok, "measured": self.measured, "threshold": self.threshold,
                             "detail": self.detail}
-        if self.has_build:
+        if self.build is not None:
             out["build"] = self.build
         return out
 
@@ -56,24 +55,40 @@ class Change(Protocol):
 
     kind: ClassVar[str]
 
-    def apply(self, platform: Platform) -> Change: ...
-    def in_place(self, platform: Platform) -> Check: ...
-    def undo(self, platform: Platform) -> None: ...
-    def undone(self, platform: Platform) -> Check: ...
-    def describe(self) -> str: ...
-    def to_json(self) -> dict[str, Any]: ...
+    def apply(self, platform: Platform) -> Change:
+        """Make the change; returns it with whatever its undo needs that only the platform knows."""
+        ...
+
+    def in_place(self, platform: Platform) -> Check:
+        """Whether the change holds now: rollout done, value read back, action in force."""
+        ...
+
+    def undo(self, platform: Platform) -> None:
+        """Take the change back; safe to repeat, and safe on a change that never got made."""
+        ...
+
+    def undone(self, platform: Platform) -> Check:
+        """Whether the undo holds now: baseline build, old value read back, action stopped."""
+        ...
+
+    def describe(self) -> str:
+        """What undo does, in one line ("rolled cart back to sha256:...")."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal's spelling; `from_json` reads it back."""
+        ...
 
 
-def _build_check(platform: Platform, service: str, expect: str | None) -> Check:
+def _build_check(platform: Platform, service: str, expect: str) -> Check:
     builds = sorted({i.build for i in platform.instances(service)})
     ok = builds == [expect]
     return Check(
         ok,
         ", ".join(b[:19] for b in builds),
-        (expect or "")[:19],
+        expect[:19],
         "every replica runs the expected build" if ok else "replicas run other builds",
         build=expect,
-        has_build=True,
     )
 
 

@@ -110,3 +110,12 @@ def test_journal_records_before_and_marks_after(tmp_path):
 def test_an_unknown_change_kind_is_a_clear_error():
     with pytest.raises(PlatformError, match="unknown change kind 'reboot'"):
         from_json({"kind": "reboot"})
+
+
+def test_a_check_records_the_build_only_for_rollouts():
+    from faultkit.validators.changes import Check
+
+    assert Check(True, "sha256:new", "sha256:new", "every replica runs the expected build", "sha256:new").record() == {
+        "ok": True, "measured": "sha256:new", "threshold": "sha256:new",
+        "detail": "every replica runs the expected build", "build": "sha256:new"}
+    assert "build" not in Check(False, None, "x", "deployed value read back; cart ready: True").record()

@@ -3,6 +3,7 @@ tests: the shapes the sampler and the stage log write into a bundle, with figure
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
@@ -20,8 +21,8 @@ def log(t: float, service: str, message: str, level: str = "ERROR") -> LogLine:
     return {"ts": t, "service": service, "instance": f"{service}-0", "level": level, "message": message}
 
 
-def window(name: str, rates: dict[str, tuple[float, float]], *, t0: float = 1000.0, logs: list[LogLine] = (),
-           last: dict[str, Any] | None = None, probes: list[bool] = ()) -> Window:
+def window(name: str, rates: dict[str, tuple[float, float]], *, t0: float = 1000.0, logs: Sequence[LogLine] = (),
+           last: dict[str, Any] | None = None, probes: Sequence[bool] = ()) -> Window:
     """Three samples over one minute; `rates` is {service: (non-5xx per min, 5xx per min)}. `last`
     overrides fields of instances in the last sample ({instance id: {field: value}}); `probes`
     puts symptom-probe results (ok or not) on the first samples."""
@@ -46,7 +47,7 @@ MESSAGE = "cart store request failed"
 
 
 def inputs(*, mechanism: str = "direct", effect: str = "errors", repeat: int = 1, message: str | None = MESSAGE,
-           sites: list[str] = ()) -> dict[str, Any]:
+           sites: Sequence[str] = ()) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": "t-fault", "mechanism": mechanism, "effect": effect,
                              "target": {"service": "cart"}}
     if message:
