@@ -15,6 +15,7 @@ from faultkit.catalog.model import entry_from_data
 from faultkit.errors import PlatformError
 from faultkit.validators.changes import (
     ActionChange,
+    Check,
     RolloutChange,
     SettingChange,
     change_for,
@@ -113,8 +114,6 @@ def test_an_unknown_change_kind_is_a_clear_error():
 
 
 def test_a_check_records_the_build_only_for_rollouts():
-    from faultkit.validators.changes import Check
-
     assert Check(True, "sha256:new", "sha256:new", "every replica runs the expected build", "sha256:new").record() == {
         "ok": True, "measured": "sha256:new", "threshold": "sha256:new",
         "detail": "every replica runs the expected build", "build": "sha256:new"}
