@@ -21,8 +21,10 @@ def catalog() -> None:
 @catalog.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys) as errors.")
+@click.option("--drafts", is_flag=True, help="Lint drafts (default: drafts/): placeholders a validation fills in "
+              "are reported as draft findings, not errors.")
 @json_option
-def lint_cmd(paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
+def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, as_json: bool) -> None:
     """Check catalog entries: schema, then semantics against the app descriptors.
 
     Reports every problem at once with file, line and field path. Exits 1 on any error.
@@ -30,16 +32,23 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
     Example: faultkit catalog lint catalog/minishop
     """
     register_evidence_rule()
-    report = run_lint(workspace(), paths, strict=strict)
+    if drafts:
+        from faultkit.authoring.drafts import lint_drafts  # only drafts need the authoring rules
+
+        report = lint_drafts(workspace(), paths)
+    else:
+        report = run_lint(workspace(), paths, strict=strict)
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})
     else:
         out = console()
         for f in report.findings:
-            style = "red" if f.severity == "error" else "yellow"
+            style = {"error": "red", "draft": "cyan"}.get(f.severity, "yellow")
             out.print(f"[{style}]{f.severity}[/{style}] {f.render()}", markup=True)
-        out.print(f"{report.files} files, {report.errors} errors, {report.warnings} warnings")
+        pending = sum(f.severity == "draft" for f in report.findings)
+        out.print(f"{report.files} files, {report.errors} errors, {report.warnings} warnings"
+                  + (f", {pending} placeholders for validation to fill" if drafts else ""))
     raise SystemExit(1 if report.errors else 0)
 
 
