@@ -11,6 +11,7 @@ from rich.table import Table
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
 from faultkit.labels.core import LABELS, recompute, write_beside
+from faultkit.observe.load import MAX_LOAD_PER_CORE, Limits
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
@@ -39,10 +40,12 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--evidence", type=click.Path(path_type=Path), help="Folder for the bundle (default evidence/<fault>/).")
 @click.option("--timeout", "timeout_s", type=float, help="Give up (and revert) after this many seconds.")
 @click.option("--no-record", is_flag=True, help="Do not write the verdict into the catalog entry.")
+@click.option("--max-load", type=click.FloatRange(min=0), default=MAX_LOAD_PER_CORE, show_default=True,
+              help="Load average per core above which a cycle measures the machine: the run ends as an error.")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, platform_name: str, as_json: bool) -> None:
+                 no_record: bool, max_load: float, platform_name: str, as_json: bool) -> None:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -50,7 +53,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
     """
     ws = workspace()
-    params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
+    params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
+                    limits=Limits(max_load_per_core=max_load))
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:

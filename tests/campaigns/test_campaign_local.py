@@ -185,3 +185,35 @@ def test_sigkill_then_resume_gives_one_verdict_per_fault_and_rebuilds_an_unhealt
             proc.kill()
         for k in (0, 1):
             instance(ws, folder, k).down()
+
+
+def test_an_overloaded_cycle_is_retried_and_marked_never_recorded_as_a_rejection(tmp_path):
+    fault = DIRECT[0]
+    ws = workspace(tmp_path, (fault,))
+    folder = tmp_path / "c"
+    # a limit below the load this machine really has (the campaign and its minishop alone keep it
+    # above 0.001 per core): every cycle measures the machine
+    proc = campaign(ws, "run", "--app", "minishop", "--fault", fault, "--workers", "1", "--window", "5s",
+                    "--interval", "1s", "--repeat", "1", "--attempts", "2", "--max-load", "0.001",
+                    "--dir", str(folder), "--json")
+    assert proc.stdout, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    s = state(folder, fault)
+    assert (s["state"], s["outcome"]) == ("done", "overloaded")
+    assert [a["outcome"] for a in s["attempts"]] == ["overloaded", "overloaded"]  # retried, then given up
+    assert (summary["rejected"], summary["errors"], summary["errors_by_outcome"]) == (0, 1, {"overloaded": 1})
+    assert [e["kind"] for e in events(folder)].count("retry") == 1
+    entry = yaml.safe_load((ws.catalog_dir / "minishop" / f"{fault}.yaml").read_text())
+    assert "validation" not in entry  # an error of the machine is no verdict on the fault
+    for attempt in s["attempts"]:
+        bundle = folder / attempt["bundle"]
+        machine = json.loads((bundle / "machine.json").read_text())  # the measure used, sealed in the bundle
+        assert machine["overloaded"] and machine["limits"]["max_load_per_core"] == 0.001
+        assert machine["cycles"][0]["why"][0].startswith("load average per core ")
+        assert machine["windows"]["after-1"]["load_per_core"] > 0.001
+        judged = subprocess.run([sys.executable, "-m", "faultkit.cli", "judge", str(bundle), "--json"], cwd=ws.root,
+                                env=shop.env_for(ws), capture_output=True, text=True, timeout=120)
+        data = json.loads(judged.stdout)
+        assert data["matches_recorded"] and data["verdict"]["status"] == "aborted"
+        assert "overloaded: cycle 1 measured the machine" in data["verdict"]["summary"]
