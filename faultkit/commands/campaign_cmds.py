@@ -1,7 +1,8 @@
-"""`faultkit campaign run` and `faultkit campaign plan`: many validations over parallel instances."""
+"""`faultkit campaign run`, `plan` and `render`: many validations over parallel instances."""
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ import click
 from rich.live import Live
 from rich.table import Table
 
+from faultkit.campaigns import job
 from faultkit.campaigns import summary as summaries
 from faultkit.campaigns.board import Board
 from faultkit.campaigns.plan import PLAN, Plan, catalog_faults, new_plan
@@ -23,6 +25,7 @@ from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
 from faultkit.workspace import Workspace
+from faultkit.yamlio import atomic_write, dump_yaml
 
 
 @click.group("campaign")
@@ -135,6 +138,44 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
         out.print(f"  {f['fault']}: {f['outcome'] or f['state']} in {wall} ({len(f['attempts'])} runs)")
     out.print(f"{result['done']}/{result['faults']} done in {duration(result['total_wall_s'])} "
               f"over {result['workers']} workers; summary in {folder / summaries.SUMMARY}")
+
+
+@campaign.command("render")
+@click.option("--app", required=True, help="Application whose faults to validate.")
+@click.option("--fault", "faults", multiple=True, help="A fault to validate (repeatable).")
+@click.option("--all", "all_faults", is_flag=True, help="Every fault of the app's catalog.")
+@click.option("--changed-since", "since", metavar="REF", help="Faults whose entry or patch changed since a git ref.")
+@click.option("--workers", required=True, type=click.IntRange(min=1), help="Indices of the Job (namespaces).")
+@click.option("--image", required=True, help="The faultkit image the Job's pods run (with the catalog in it).")
+@click.option("--name", default="faultkit-campaign", show_default=True, help="Job, namespace prefix, object names.")
+@click.option("--window", default="5m", show_default=True, help="Length of each observation window.")
+@click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
+@click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
+@click.option("--attempts", default=3, show_default=True, type=int, help="Runs a fault may take (errors to retry).")
+@click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume.")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
+def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
+               name: str, window: str, interval: str, repeat: int, attempts: int, storage: str, out: Path | None
+               ) -> None:
+    """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
+
+    Not run on a cluster yet: the kubernetes platform its pods validate on is not in this release.
+
+    Example: faultkit campaign render --app minishop --all --workers 8 --image faultkit:0.1 --out job.yaml
+    """
+    ws = workspace()
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
+        raise UsageError(f"--name {name!r}: use lowercase letters, digits and '-' (a Kubernetes name, "
+                         "at most 42 characters)")
+    plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
+                    window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
+                    max_load=None, overheads=_overheads(ws))
+    text = dump_yaml(job.render(plan, name, image, workers, storage))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write(out, text)
+        console(stderr=True).print(f"wrote {out}: {len(plan.faults)} faults in {workers} shares")
 
 
 @campaign.command("plan")
