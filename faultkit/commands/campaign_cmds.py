@@ -16,6 +16,7 @@ from rich.table import Table
 from faultkit.campaigns import job
 from faultkit.campaigns import summary as summaries
 from faultkit.campaigns.board import Board
+from faultkit.campaigns.collect import collect
 from faultkit.campaigns.plan import PLAN, Plan, catalog_faults, new_plan
 from faultkit.campaigns.projection import project
 from faultkit.campaigns.runner import Campaign
@@ -176,6 +177,29 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
     else:
         atomic_write(out, text)
         console(stderr=True).print(f"wrote {out}: {len(plan.faults)} faults in {workers} shares")
+
+
+@campaign.command("collect")
+@click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--into", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the bundles go (default evidence/campaigns/<source folder name>/bundles/).")
+@json_option
+def collect_cmd(source: Path, into: Path | None, as_json: bool) -> None:
+    """Record the verdicts of a campaign run elsewhere (a Job's evidence volume, copied out).
+
+    A bundle is recorded only when it verifies, judges again to its verdict and was made on the
+    entry as it is now. Exits 1 when any bundle is refused or stale.
+
+    Example: faultkit campaign collect ./volume-copy
+    """
+    ws = workspace()
+    rows = collect(ws, source, into or ws.evidence_dir / "campaigns" / source.resolve().name / "bundles")
+    if as_json:
+        print_json([r.__dict__ for r in rows])
+    else:
+        for r in rows:
+            console().print(f"{r.fault}: {r.outcome} ({r.bundle or r.detail})")
+    raise SystemExit(1 if any(r.outcome in ("refused", "stale") for r in rows) else 0)
 
 
 @campaign.command("plan")

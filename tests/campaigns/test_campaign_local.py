@@ -217,3 +217,39 @@ def test_an_overloaded_cycle_is_retried_and_marked_never_recorded_as_a_rejection
         data = json.loads(judged.stdout)
         assert data["matches_recorded"] and data["verdict"]["status"] == "aborted"
         assert "overloaded: cycle 1 measured the machine" in data["verdict"]["summary"]
+
+
+def test_collect_records_the_verdicts_of_a_campaign_run_elsewhere(tmp_path):
+    """What `campaign collect` does with a Job's evidence volume, on a campaign run here and copied."""
+    import shutil
+
+    fault = DIRECT[1]
+    ws = workspace(tmp_path, (fault,))
+    ran = tmp_path / "ran"
+    proc = campaign(ws, "run", "--app", "minishop", "--fault", fault, "--workers", "1", *FAST, "--dir", str(ran),
+                    "--json")
+    assert proc.stdout, proc.stderr[-3000:]
+    outcome = state(ran, fault)["outcome"]
+    assert outcome in VERDICTS
+    entry_path = ws.catalog_dir / "minishop" / f"{fault}.yaml"
+    recorded = yaml.safe_load(entry_path.read_text())["validation"]
+    # as if it had run in a pod: the volume copied out, the entries here without the record
+    volume = tmp_path / "volume"
+    shutil.copytree(ran, volume / "share-0", ignore=shutil.ignore_patterns("instances", "logs"))
+    shop.from_catalog(ws, fault)
+    got = campaign(ws, "collect", str(volume), "--json")
+    assert got.returncode == 0, got.stdout + got.stderr
+    rows = json.loads(got.stdout)
+    assert [(r["fault"], r["outcome"]) for r in rows] == [(fault, outcome)]
+    record = yaml.safe_load(entry_path.read_text())["validation"]
+    assert record["bundle"].startswith("evidence/campaigns/volume/bundles/")
+    assert (record["verdict"], record["bundle_digest"]) == (recorded["verdict"], recorded["bundle_digest"])
+    assert (ws.root / record["bundle"] / "MANIFEST.json").is_file()
+    # a tampered bundle is refused, and nothing is recorded from it
+    shop.from_catalog(ws, fault)
+    bundle = volume / "share-0" / state(ran, fault)["bundle"]
+    (bundle / "windows" / "after-1.json").write_text("{}")
+    refused = campaign(ws, "collect", str(volume), "--json")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)[0]["outcome"] == "refused"
+    assert "validation" not in yaml.safe_load(entry_path.read_text())
