@@ -100,7 +100,7 @@ class Campaign:
 
     def settle(self, s: FaultState) -> None:
         bundles = self.folder / s.bundles if s.bundles else None
-        run = newest_run(bundles) if bundles else None
+        run = newest_run(bundles, s.started) if bundles else None
         verdict = sealed_verdict(run)
         worker = s.worker if s.worker is not None else -1
         if run is not None and verdict is not None and self.recorded(s.id, run, str(verdict.get("status"))):

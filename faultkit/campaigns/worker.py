@@ -21,6 +21,7 @@ from typing import Any
 from faultkit.campaigns.board import Board
 from faultkit.campaigns.instances import Instance
 from faultkit.campaigns.plan import Plan, PlannedFault
+from faultkit.campaigns.timing import run_started
 
 POLL_S = 0.5
 STOP_GRACE_S = 180.0  # a stopped validation reverts its change: a rollout back can take a while
@@ -45,13 +46,17 @@ def validate_args(plan: Plan, fault: PlannedFault, bundles: Path) -> list[str]:
     return args
 
 
-def newest_run(bundles: Path) -> Path | None:
+def newest_run(bundles: Path, since: float | None = None) -> Path | None:
+    """The latest run folder begun at or after `since`: an earlier attempt's bundle, kept beside it,
+    is never taken for this one's (a run's folder is named by its start time)."""
     runs = sorted(p for p in bundles.iterdir() if p.is_dir()) if bundles.is_dir() else []
+    if since is not None:
+        runs = [p for p in runs if (run_started(p.name) or 0.0) >= since - 1.0]
     return runs[-1] if runs else None
 
 
-def current_stage(bundles: Path) -> str:
-    run = newest_run(bundles)
+def current_stage(bundles: Path, since: float | None = None) -> str:
+    run = newest_run(bundles, since)
     if run is None:
         return "starting"
     try:
@@ -98,12 +103,12 @@ def run_fault(instance: Instance, plan: Plan, fault: PlannedFault, bundles: Path
                 except subprocess.TimeoutExpired:
                     child.kill()
                 break
-            stage = current_stage(bundles)
+            stage = current_stage(bundles, started)
             board.worker(instance.index, fault.id, stage, plan.window_s if stage.startswith("window ") else None)
             time.sleep(POLL_S)
         child.wait()
     wall = round(time.time() - started, 1)
-    run = newest_run(bundles)
+    run = newest_run(bundles, started)
     verdict = sealed_verdict(run)
     stderr = Path(f"{stem}.err").read_text("utf-8", errors="replace").strip().splitlines()
     last = next((line for line in reversed(stderr) if line.startswith("Error:")), stderr[-1] if stderr else "")

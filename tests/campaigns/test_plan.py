@@ -154,3 +154,16 @@ def test_plan_command_projects_the_catalog(ws, cli):
     assert data["wall_s"] < data["serial_s"] / 3.9
     text = cli("campaign", "plan", "--app", "minishop", "--window", "20s", check=0).stdout
     assert "on 1 workers" in text and "config" in text
+
+
+def test_a_run_is_never_taken_for_an_earlier_attempts_bundle(tmp_path):
+    from faultkit.campaigns.worker import newest_run
+
+    earlier, later = tmp_path / "20261201T080000000Z", tmp_path / "20261201T090000000Z"
+    earlier.mkdir()
+    start = timing.run_started(later.name)
+    assert start is not None
+    assert newest_run(tmp_path, start) is None  # this attempt made no folder yet: none is its own
+    later.mkdir()
+    assert newest_run(tmp_path, start) == later
+    assert newest_run(tmp_path) == later
