@@ -49,8 +49,8 @@ def _overheads(ws: Workspace) -> Overheads:
 @click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
 @click.option("--attempts", default=3, show_default=True, type=int,
               help="Runs a fault may take when one ends in an error to retry (overload, a crash).")
-@click.option("--max-load", type=float, help="Load average per core above which a cycle is overloaded "
-              "(passed to validate; default: validate's own).")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
+              help="Load average per core above which a cycle is overloaded (passed to validate; default: its own).")
 @click.option("--dir", "folder", type=click.Path(path_type=Path, file_okay=False),
               help="Campaign folder (default evidence/campaigns/<app>-<time>/).")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),

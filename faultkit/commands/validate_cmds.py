@@ -40,7 +40,7 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--evidence", type=click.Path(path_type=Path), help="Folder for the bundle (default evidence/<fault>/).")
 @click.option("--timeout", "timeout_s", type=float, help="Give up (and revert) after this many seconds.")
 @click.option("--no-record", is_flag=True, help="Do not write the verdict into the catalog entry.")
-@click.option("--max-load", type=click.FloatRange(min=0), default=MAX_LOAD_PER_CORE, show_default=True,
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
               help="Load average per core above which a cycle measures the machine: the run ends as an error.")
 @platform_option
 @json_option
