@@ -22,7 +22,7 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import CATEGORIES
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.validators.bundle import read_verdict, verify_bundle
+from faultkit.validators.bundle import LABELS, read_json, read_verdict, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, canonical_json
 
@@ -202,11 +202,25 @@ def build_release(workspace: Workspace, version: str | None = None) -> dict[str,
         "aliases": {e.id: alias_row(e, apps[e.app]) for e in entries},
         "counts": counts(entries, apps),
         "bundles": {e.id: digest for e, digest in included},
+        "labels": {e.id: lab for e, digest in included if (lab := stored_labels(workspace, e, digest))},
         "excluded": excluded,
     }
     release["version"] = version or default_version(entries, _digest(release))
     release["digest"] = _digest(release)
     return release
+
+
+def stored_labels(workspace: Workspace, entry: Entry, digest: str) -> dict[str, Any] | None:
+    """The labels.json beside the admitting verdict (`faultkit label --write`; judge recomputes it),
+    when it is here and names this bundle; a release carries what was labelled, never derives it."""
+    v = entry.validation
+    folder = safe_path(workspace.root, v.bundle, "validation.bundle") if v and v.bundle else None
+    if folder is None or not (folder / LABELS).is_file():
+        return None
+    labels: dict[str, Any] = read_json(folder, LABELS)
+    if labels.get("bundle") != digest or labels.get("fault") != entry.id:
+        raise InputError(f"{v.bundle}/{LABELS}: labels of another bundle; run `faultkit label {entry.id} --write`")
+    return labels
 
 
 def _digest(release: dict[str, Any]) -> str:

@@ -9,11 +9,14 @@ import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.errors import UsageError
+from faultkit.errors import InputError, UsageError
+from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.judge import Verdict, verify_and_judge
+from faultkit.validators.params import Params
+from faultkit.validators.pipeline import validate
+from faultkit.validators.screening import is_screening_criterion
 
 
 def seconds(text: str) -> float:
@@ -55,6 +58,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
 
         verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
                                    timeout_s, record=not no_record)
+    if verdict["status"] == "admitted":
+        write_beside(ws, folder)  # derived from the sealed bundle, so written after the seal, outside it
     if as_json:
         print_json({**verdict, "bundle": str(folder)})
     else:
@@ -62,13 +67,13 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     raise SystemExit(0 if verdict["status"] == "admitted" else 1)
 
 
-def render_verdict(verdict: dict, folder: Path) -> None:
+def render_verdict(verdict: Verdict, folder: Path) -> None:
     out = console()
     table = Table("rule", "cycle", "measured", "threshold", "result", title=f"{verdict['fault']}: {verdict['status']}")
     for r in verdict["rules"]:
         if r.get("counted") is False:
             continue
-        if r["rule"].startswith("screen-"):
+        if is_screening_criterion(r["rule"]):
             result = "met" if r["passed"] else "not met"
         else:
             result = "[green]pass[/green]" if r["passed"] else "[red]FAIL[/red]"
@@ -89,12 +94,26 @@ def judge_cmd(bundle: Path, as_json: bool) -> None:
     Example: faultkit judge evidence/minishop-checkout-env-payment-addr-port/20261129T120000Z
     """
     verdict, same = verify_and_judge(bundle)
+    labels = _labels_match(bundle) if same else None
     if as_json:
-        print_json({"verdict": verdict, "matches_recorded": same})
+        print_json({"verdict": verdict, "matches_recorded": same, "labels_match": labels})
     else:
         render_verdict(verdict, bundle)
         click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
+        if labels is not None:
+            click.echo(f"recomputed {LABELS} matches the stored one")
     raise SystemExit(0 if same else 1)
+
+
+def _labels_match(bundle: Path) -> bool | None:
+    """A stored labels.json must be what the bundle gives now, byte for byte; None when none is stored."""
+    if not (bundle / LABELS).is_file():
+        return None
+    _, same = recompute(workspace(), bundle)
+    if not same:
+        raise InputError(f"{bundle / LABELS}: differs from the labels recomputed from the bundle; "
+                         f"rewrite it with `faultkit label FAULT --write`, or restore it")
+    return True
 
 
 @click.command("recover")

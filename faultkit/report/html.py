@@ -7,6 +7,7 @@ from html import escape
 
 from faultkit.report.data import THRESHOLDS, ReportData
 from faultkit.report.svg import PALETTE, Series, bar_pairs, line_chart
+from faultkit.report.verdict_view import chain_view, rules_table, window_view
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1a202c;background:#fff}
@@ -17,7 +18,8 @@ th{background:#f7fafc;font-weight:600}td.l,th.l{text-align:left}.muted{color:#71
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
 .admitted{background:#c6f6d5}.rejected{background:#fed7d7}.flaky{background:#feebc8}.other{background:#e2e8f0}
 svg.chart{display:block;margin:8px 0 16px}svg .ct{font-size:13px;font-weight:600;fill:#1a202c}
-svg .ax{font-size:11px;fill:#4a5568}svg .grid{stroke:#edf2f7}
+svg .ax{font-size:11px;fill:#4a5568}svg .grid{stroke:#edf2f7}td.ok{color:#276749}td.bad{color:#c53030;font-weight:600}
+code{font-size:12px}ol#fk-chain li{margin:6px 0}
 """
 
 # Registered first, so an error anywhere later on the page is recorded. The marker is built from
@@ -64,8 +66,12 @@ def _coverage(data: ReportData) -> str:
         "<h2>Coverage: services by category</h2><p class='muted'>Each cell: admitted / all entries "
         "targeting the service in that category.</p>"
     ]
+    empty = []
     for app in data.apps:
         table, adm = data.coverage(app.name), data.admitted_coverage(app.name)
+        if not table:  # a table of dots says less than one line naming the apps with no entries yet
+            empty.append(f"{app.name} {app.version}")
+            continue
         head = "".join(f"<th>{escape(c)}</th>" for c in CATEGORIES)
         rows = []
         for s in app.service_names:
@@ -78,6 +84,8 @@ def _coverage(data: ReportData) -> str:
             f"<h3>{escape(app.name)} {escape(app.version)}</h3><table><tr><th class='l'>service</th>"
             f"{head}</tr>{''.join(rows)}</table>"
         )
+    if empty:
+        parts.append(f"<p class='muted'>No entries yet: {escape(', '.join(empty))}.</p>")
     return "".join(parts)
 
 
@@ -124,5 +132,7 @@ def _fault(data: ReportData) -> str:
     e = data.fault
     return (
         f"<h2>Evidence: {escape(e.id)}</h2><p>{escape(e.title)} · {escape(e.mechanism)} · "
-        f"{escape(e.category)} · verdict {escape(data.states.get(e.id, '?'))}</p>{''.join(charts)}"
+        f"{escape(e.category)} · verdict {escape(data.states.get(e.id, '?'))}</p>"
+        f"{window_view(list(data.figures))}{rules_table(data.verdict)}{chain_view(data.labels)}"
+        f"<h3>Sampled steps within each window</h3>{''.join(charts)}"
     )

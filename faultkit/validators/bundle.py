@@ -15,6 +15,10 @@ from faultkit.errors import InputError
 from faultkit.yamlio import atomic_write
 
 MANIFEST = "MANIFEST.json"
+# derived from the sealed files and recomputed by judge, so kept outside the seal: adding one to a
+# shipped bundle must not change the digest its entry records
+LABELS = "labels.json"
+DERIVED = (LABELS,)
 
 
 def dumps(data: Any) -> str:
@@ -53,7 +57,7 @@ class BundleWriter:
         files = {
             p.relative_to(self.folder).as_posix(): sha256_file(p)
             for p in sorted(self.folder.rglob("*"))
-            if p.is_file() and p.name != MANIFEST
+            if p.is_file() and p.name != MANIFEST and p.relative_to(self.folder).as_posix() not in DERIVED
         }
         atomic_write(self.folder / MANIFEST, dumps({"files": files}))
         return sha256_file(self.folder / MANIFEST)
@@ -69,6 +73,7 @@ def verify_bundle(folder: Path) -> str:
     except (ValueError, KeyError, TypeError):
         raise InputError(f"{manifest_path}: bundle tampered: the manifest is not valid") from None
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST}
+    present -= set(DERIVED)
     for name in sorted(set(listed) | present):
         if name not in listed:
             raise InputError(f"{folder}: bundle tampered: {name} is not in the manifest")
