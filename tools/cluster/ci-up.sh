@@ -21,5 +21,7 @@ docker info >/dev/null 2>&1 || echo "ci-up: warning: no Docker engine answers; t
 
 command -v go >/dev/null || { echo "Error: ci-up: no Go toolchain on PATH; the cluster is built from Go modules" >&2; exit 1; }
 "$here/cluster" build
+# A cluster left half-up by an earlier run is taken down first; a healthy one is used as it is.
+"$here/cluster" status >/dev/null 2>&1 || "$here/cluster" down
 "$here/cluster" up
 "$here/cluster" status
