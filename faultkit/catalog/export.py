@@ -24,7 +24,7 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.release import admitted
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError
-from faultkit.validators.bundle import read_json
+from faultkit.evidence import read_json
 from faultkit.workspace import Workspace
 
 FORMAT = "faultkit/incident-records/v1"

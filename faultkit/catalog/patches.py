@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from faultkit.errors import InputError
+from faultkit.names import safe_path  # noqa: F401 - re-exported: the catalog's callers import it here
 from faultkit.yamlio import read_text
 
 
@@ -18,19 +19,6 @@ class PatchInfo:
     files: tuple[str, ...]  # paths relative to the app folder, as the diff names them
     added: tuple[str, ...]  # every added line, without the leading '+'
     digest: str
-
-
-def safe_path(root: Path, ref: str, what: str = "path") -> Path:
-    """`root/ref`, refusing absolute paths, `..`, and symlinks that lead out of `root`."""
-    pure = PurePosixPath(ref)
-    if pure.is_absolute() or ref.startswith("~"):
-        raise InputError(f"{what} {ref!r} is absolute; give a path relative to the repository")
-    if ".." in pure.parts:
-        raise InputError(f"{what} {ref!r} contains '..'; give a path inside the repository")
-    path = root / pure
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise InputError(f"{what} {ref!r} leads out of the repository through a symlink")
-    return path
 
 
 def read_patch(path: Path) -> PatchInfo:

@@ -22,7 +22,7 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import CATEGORIES
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.validators.bundle import read_verdict, verify_bundle
+from faultkit.evidence import read_verdict, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, canonical_json
 

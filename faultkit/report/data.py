@@ -14,7 +14,7 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.release import verdict_state
 from faultkit.catalog.vocab import CATEGORIES, CATEGORY_SHARES
 from faultkit.errors import FaultkitError, UsageError
-from faultkit.validators.bundle import read_verdict
+from faultkit.evidence import read_verdict
 from faultkit.workspace import Workspace
 
 # SPEC.md section 3, rule 4: the screening thresholds the after window is held against.

@@ -31,11 +31,11 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError, InputError, PlatformError, Unsupported, UsageError
+from faultkit.evidence import BundleWriter, dumps
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.platforms.base import Build, Platform
 from faultkit.process import run
 from faultkit.validators import screening
-from faultkit.validators.bundle import BundleWriter, dumps
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace

@@ -14,7 +14,7 @@ from factories import write_entry
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.release import entry_digest
-from faultkit.validators.bundle import BundleWriter
+from faultkit.evidence import BundleWriter
 from faultkit.workspace import Workspace
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
