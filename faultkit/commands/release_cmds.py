@@ -5,12 +5,31 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from faultkit.catalog.export import incident_records
-from faultkit.catalog.release import build_release, release_text, write_release
+from faultkit.catalog.release import Custody, build_release, release_text, write_release
 from faultkit.commands import catalog_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.keys import fingerprint, signing_key, trusted
+from faultkit.validators.judge import judge_bundle
+from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
+
+trust_option = click.option(
+    "--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+    help="Public key (PEM) of a trusted validator; repeatable. Adds to [trust] keys in faultkit.toml.",
+)
+
+
+def custody(ws: Workspace, trust: tuple[Path, ...]) -> Custody:
+    """The judge and the trusted keys. With neither --trust nor [trust], the one trusted key is this
+    user's own validator key: a local catalog admits what its own validator observed."""
+    keys = trusted(ws.root, trust)
+    if keys is None:
+        keys = frozenset({fingerprint(signing_key(ws.root).public_key())})
+    # the command layer hands the validator's judge to the catalog, which must not import validators
+    return Custody(judge=judge_bundle, trusted=keys)
 
 
 @click.command("build")
@@ -20,17 +39,20 @@ from faultkit.yamlio import atomic_write
     help="Release version (default: <date of the newest verdict>-<content hash>).",
 )
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Folder to write into (default: dist/).")
+@trust_option
 @json_option
-def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
+def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as_json: bool) -> None:
     """Build dist/catalog-<version>.json from the entries whose admitting verdict is current.
 
-    Entries left out are listed with the reason (invalid, no-verdict, rejected, flaky, stale-entry,
-    stale-patch). An evidence bundle that no longer matches its verdict stops the build.
+    Every bundle is verified, its signer checked against the trusted keys, its sealed inputs
+    compared with the entry and patch, and its verdict judged again. Entries left out are listed
+    with the reason (invalid, no-verdict, rejected, flaky, stale-entry, stale-patch, no-evidence,
+    untrusted). An evidence bundle that no longer matches its manifest or verdict stops the build.
 
-    Example: faultkit catalog build --version 2025.1
+    Example: faultkit catalog build --version 2025.1 --trust keys/minishop-validator.pub
     """
     ws = workspace()
-    release = build_release(ws, version)
+    release = build_release(ws, custody(ws, trust), version)
     path = write_release(release, out or ws.dist_dir)
     shown = _shown(path, ws.root)
     if as_json:
@@ -46,9 +68,11 @@ def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
         return
     out_console = console()
     for item in release["excluded"]:
-        out_console.print(f"[yellow]excluded[/yellow] {item['id']}: {item['reason']} ({item.get('detail', '')})")
+        line = f"{item['id']}: {item['reason']} ({item.get('detail', '')})"
+        out_console.print("[yellow]excluded[/yellow] " + escape(line))
     out_console.print(
-        f"{shown}: {len(release['entries'])} entries, {len(release['excluded'])} excluded, {release['digest']}"
+        f"{shown}: {len(release['entries'])} entries, {len(release['excluded'])} excluded, {release['digest']}",
+        markup=False,
     )
 
 
@@ -62,7 +86,8 @@ def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
     help="What to export.",
 )
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Write here (default: standard output).")
-def export_cmd(fmt: str, out: Path | None) -> None:
+@trust_option
+def export_cmd(fmt: str, out: Path | None, trust: tuple[Path, ...]) -> None:
     """Export each admitted fault as an incident record (title, summary, impact, root cause,
     mitigation, timeline), built from its entry and evidence.
 
@@ -71,7 +96,8 @@ def export_cmd(fmt: str, out: Path | None) -> None:
 
     Example: faultkit catalog export --format incident-records --out dist/incidents.json
     """
-    text = release_text(incident_records(workspace()))
+    ws = workspace()
+    text = release_text(incident_records(ws, custody(ws, trust)))
     if out:
         atomic_write(out, text)
         console(stderr=True).print(f"{out}: written", markup=False)

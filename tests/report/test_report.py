@@ -94,7 +94,7 @@ def test_report_content(catalog, cli):
         "<link" not in html and "src=" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     )
     assert "Coverage: services by category" in html and "1 / 2" in html  # cart, dependency: 1 admitted of 2
-    assert "server-errors: measured 0.25, threshold 4.0" in html  # the rejection's failing rule
+    assert "screen-server-errors: measured 0.0, threshold 4.0" in html  # the rejection's failing rule
     assert "Evidence: ms-cart-port-2" in html and "threshold 4" in html and "threshold 10" in html
     assert html.count("<svg") == 4  # category mix + three window charts
 
