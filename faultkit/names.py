@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from faultkit.errors import InputError
+from faultkit.errors import InputError, UsageError
 
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._+-]{0,126}[A-Za-z0-9])?")
 
@@ -21,6 +21,14 @@ def check_name(value: object, what: str = "name") -> str:
         raise InputError(f"{what} {value!r}: use letters, digits and . _ + - (at most 128, no '..', no separator, "
                          "starting and ending with a letter or digit)")
     return value
+
+
+def check_option(value: str, option: str) -> str:
+    """check_name for a command-line value: a refusal is a usage error (exit 2)."""
+    try:
+        return check_name(value, option)
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
 
 def confine(root: Path, path: Path, what: str = "path") -> Path:

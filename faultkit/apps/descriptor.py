@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faultkit.errors import InputError
+from faultkit.names import check_name
 from faultkit.schema import check_document
 from faultkit.workspace import Workspace
 from faultkit.yamlio import load_located
@@ -102,6 +103,7 @@ def app_names(workspace: Workspace) -> list[str]:
 
 
 def load_app(workspace: Workspace, name: str) -> AppDescriptor:
+    check_name(name, "app")
     path = workspace.apps_dir / name / "app.yaml"
     if not path.is_file():
         raise InputError(

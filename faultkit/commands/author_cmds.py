@@ -22,6 +22,7 @@ from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
 from faultkit.commands import apps_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
+from faultkit.names import check_option, confine
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
 
@@ -194,11 +195,15 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, dry_run
 
     Example: faultkit apps import --name boutique kubernetes-manifests.yaml
     """
+    check_option(name, "--name")
     result = import_manifests(name, list(manifests))
     text = _descriptor_text(result)
     written = None
     if not dry_run:
-        written = _write_app(out or workspace().apps_dir / name / "app.yaml", list(manifests), text, force)
+        if out is None:
+            ws = workspace()
+            out = confine(ws.root, ws.apps_dir / name / "app.yaml", f"apps/{name}/app.yaml")
+        written = _write_app(out, list(manifests), text, force)
     if as_json:
         print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
                     "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
@@ -233,7 +238,8 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool) -> Path
     for m in manifests:
         if m.resolve().parent != folder.resolve():
             folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(m, folder / m.name)
+            # a symlink planted at the copy's name must not carry the write out of the app's folder
+            shutil.copyfile(m, confine(out.parent, folder / m.name, "manifest copy"))
     atomic_write(out, text)
     return out
 
