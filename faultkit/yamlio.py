@@ -135,6 +135,8 @@ def check_events(text: str, where: str) -> None:
     stack: list[list[Any]] = []
     try:
         for ev in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(ev, yaml.DocumentStartEvent):  # limits and anchors are per document
+                nodes, sizes = 0, {}
             if isinstance(ev, yaml.CollectionStartEvent | yaml.ScalarEvent | yaml.AliasEvent):
                 key_pos = bool(stack) and stack[-1][2] and stack[-1][3]
                 if stack and stack[-1][2]:

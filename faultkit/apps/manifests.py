@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from faultkit.errors import InputError
-from faultkit.yamlio import read_text
+from faultkit.yamlio import check_events, read_text
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -39,6 +39,7 @@ def load_manifests(folder: Path) -> list[Doc]:
 
 def load_manifest_file(path: Path) -> list[Doc]:
     text = read_text(path, max_bytes=16 * 1024 * 1024)
+    check_events(text, str(path))  # alias bombs and deep nesting, before the pure-Python composer sees them
     docs: list[Doc] = []
     try:
         for node in yaml.compose_all(text, Loader=yaml.SafeLoader):

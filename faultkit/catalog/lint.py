@@ -14,7 +14,7 @@ from faultkit.apps.manifests import Doc, find_container, get_field, load_manifes
 from faultkit.authoring.leakage import check_leakage, check_title, check_todo
 from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import Entry, entry_from_data
-from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.patches import patch_file_problems, read_patch, safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError
 from faultkit.schema import Problem, check_document
@@ -253,6 +253,7 @@ def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     outside = [f for f in info.files if not f.startswith(source + "/") or ".." in f.split("/")]
     if outside:
         yield "code.patch", f"touches files outside {source}/: {', '.join(outside)}"
+    yield from (("code.patch", problem) for problem in patch_file_problems(path, source))
     if not any(e.code.marker in line for line in info.added):
         yield "code.marker", f"{e.code.marker!r} is not in any line the patch adds; pick text the patch introduces"
 

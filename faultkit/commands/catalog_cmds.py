@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.commands.common import console, json_option, print_json, workspace
@@ -36,7 +37,7 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
         out = console()
         for f in report.findings:
             style = "red" if f.severity == "error" else "yellow"
-            out.print(f"[{style}]{f.severity}[/{style}] {f.render()}", markup=True)
+            out.print(f"[{style}]{f.severity}[/{style}] {escape(f.render())}", markup=True)
         out.print(f"{report.files} files, {report.errors} errors, {report.warnings} warnings")
     raise SystemExit(1 if report.errors else 0)
 

@@ -22,7 +22,9 @@ def workspace() -> Workspace:
 
 
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    """Markup is off: ids, paths and messages come from pull requests, and `[/red]` in one must be
+    printed as text, not crash rich. Styled text is built with rich.text.Text or escape()."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_json(data: Any) -> None:

@@ -69,7 +69,7 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
     out_console = console()
     for item in release["excluded"]:
         line = f"{item['id']}: {item['reason']} ({item.get('detail', '')})"
-        out_console.print("[yellow]excluded[/yellow] " + escape(line))
+        out_console.print("[yellow]excluded[/yellow] " + escape(line), markup=True)
     out_console.print(
         f"{shown}: {len(release['entries'])} entries, {len(release['excluded'])} excluded, {release['digest']}",
         markup=False,

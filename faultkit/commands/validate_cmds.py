@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
@@ -51,7 +52,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:
-            status.update(f"[bold]{fault_id}[/bold] {stage}: {detail}")
+            status.update(Text.assemble((fault_id, "bold"), f" {stage}: {detail}"))
 
         verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
                                    timeout_s, record=not no_record)
@@ -68,10 +69,11 @@ def render_verdict(verdict: dict, folder: Path) -> None:
     for r in verdict["rules"]:
         if r.get("counted") is False:
             continue
+        result: str | Text
         if r["rule"].startswith("screen-"):
             result = "met" if r["passed"] else "not met"
         else:
-            result = "[green]pass[/green]" if r["passed"] else "[red]FAIL[/red]"
+            result = Text("pass", style="green") if r["passed"] else Text("FAIL", style="red")
         table.add_row(r["rule"], str(r.get("cycle", "")), str(r["measured"]), str(r["threshold"]), result)
     out.print(table)
     out.print(verdict["summary"])
