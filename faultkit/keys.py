@@ -93,10 +93,15 @@ def _toml(root: Path | None) -> dict:
 def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> Ed25519PrivateKey:
     """The key the validator signs with: FAULTKIT_KEY, else faultkit.toml's [validator] key, else the
     per-user default, made on first use. A key inside the repository is refused."""
-    named = environ.get("FAULTKIT_KEY") or _toml(root).get("validator", {}).get("key")
-    if named is not None and not isinstance(named, str):
-        raise InputError(f"{CONFIG_FILE}: validator.key must be a path")
+    named = environ.get("FAULTKIT_KEY")
     path = Path(named).expanduser() if named else config_dir(environ) / DEFAULT_KEY
+    if not named:
+        configured = _toml(root).get("validator", {}).get("key")
+        if configured is not None and not isinstance(configured, str):
+            raise InputError(f"{CONFIG_FILE}: validator.key must be a path")
+        if configured:
+            named, path = configured, Path(configured).expanduser()
+            path = path if path.is_absolute() or root is None else root / path  # relative to the repository
     if root is not None and path.resolve().is_relative_to(root.resolve()):
         raise InputError(f"{path}: the validator's private key is inside the repository, where a pull request "
                          "can read or replace it; keep it under ~/.config/faultkit or a CI secret")
