@@ -3,6 +3,7 @@ evidence is left out with the reason, altered evidence stops the build."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -14,7 +15,7 @@ from factories import cart_prefix_entry, port_entry, write_entry
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
-from faultkit.evidence import MANIFEST, SIGNATURE, BundleWriter, sign
+from faultkit.evidence import MANIFEST, SIGNATURE, sign
 from faultkit.keys import fingerprint, generate
 
 PATCH = """\
@@ -41,12 +42,8 @@ def reseal(folder: Path) -> str:
     """What a forger can do: rewrite the manifest (anyone can compute sha256) and keep or drop the
     signature. Returns the new bundle digest."""
     (folder / SIGNATURE).unlink(missing_ok=True)
-    w = BundleWriter.__new__(BundleWriter)
-    w.folder = folder
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()
              and p.name not in (MANIFEST, SIGNATURE)}
-    import hashlib
-
     manifest = {"files": {k: "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest() for k, p in files.items()}}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return "sha256:" + hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
@@ -107,8 +104,6 @@ def test_a_changed_patch_with_its_digest_recomputed_is_left_out(ws, run):
     data = admit(ws, {k: v for k, v in cart_prefix_entry().items() if v is not None})
     patch = ws.patches_dir / "minishop" / "ms-cart-prefix.diff"
     patch.write_text(PATCH.replace("_LEGACY_PREFIX", "_KEY_PREFIX"))
-    import hashlib
-
     set_validation(ws, data, patch_digest="sha256:" + hashlib.sha256(patch.read_bytes()).hexdigest())
     ids, reasons, _ = released(ws, run)
     assert ids == [] and reasons == {"ms-cart-prefix": "stale-patch"}
