@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -22,6 +23,8 @@ MAX_DEPTH = 64
 # Values in one document once aliases are expanded: a billion laughs stops here, in milliseconds.
 MAX_NODES = 200_000
 MAX_INT = 2**63 - 1
+# plain scalars YAML 1.1 would read as integers too long for 64 bits (Python refuses beyond 4,300 digits)
+_LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{65,}|0[oO]?[0-7_]{23,})")
 
 Pointer = tuple[str | int, ...]
 
@@ -148,6 +151,8 @@ def check_events(text: str, where: str) -> None:
                     merge = ev.value == "<<" and not ev.style and ev.tag in (None, "tag:yaml.org,2002:merge")
                     if key_pos and merge:
                         raise _Refused(ev, "a '<<' merge key; write the values out in full")
+                    if not ev.style and _LONG_INT.fullmatch(ev.value):
+                        raise _Refused(ev, "an integer beyond 64 bits; write a smaller number")
                     if ev.anchor:
                         sizes[ev.anchor] = 1
                 else:
@@ -228,6 +233,8 @@ def load_located(path: Path, max_bytes: int = MAX_BYTES) -> Located:
         data = loader.get_single_data()
     except yaml.YAMLError as e:
         raise _yaml_error(e, str(path)) from None
+    except (ValueError, OverflowError) as e:  # a value PyYAML's constructors cannot build
+        raise InputError(f"{path}: a value cannot be read ({e}); write plain strings and numbers") from None
     finally:
         loader.dispose()
     located = Located(data, text, bool(loader.duplicates))
