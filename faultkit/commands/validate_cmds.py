@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -37,10 +38,13 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--evidence", type=click.Path(path_type=Path), help="Folder for the bundle (default evidence/<fault>/).")
 @click.option("--timeout", "timeout_s", type=float, help="Give up (and revert) after this many seconds.")
 @click.option("--no-record", is_flag=True, help="Do not write the verdict into the catalog entry.")
+@click.option("--key", "key", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Private ed25519 key (PEM) that signs the bundle (default: FAULTKIT_KEY, [validator] key in "
+                   "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, platform_name: str, as_json: bool) -> None:
+                 no_record: bool, key: Path | None, platform_name: str, as_json: bool) -> None:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -48,6 +52,9 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
     """
     ws = workspace()
+    if key is not None:
+        # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
+        os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
     out = console(stderr=True)
     with out.status("starting") as status:
