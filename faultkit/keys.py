@@ -127,3 +127,11 @@ def trusted(root: Path | None, files: Iterable[Path] = ()) -> frozenset[str] | N
                 raise InputError(f"trust.keys: {item!r} is a file, but there is no repository to find it in")
             found.add(fingerprint(load_public(safe_path(root, item, "trust.keys"))))
     return frozenset(found)
+
+
+def trusted_or_own(root: Path | None, files: Iterable[Path] = (),
+                   environ: Mapping[str, str] = os.environ) -> frozenset[str]:
+    """The trusted fingerprints; with neither files nor a [trust] list, this user's own validator key:
+    a local catalog admits what its own validator observed."""
+    keys = trusted(root, files)
+    return keys if keys is not None else frozenset({fingerprint(signing_key(root, environ).public_key())})

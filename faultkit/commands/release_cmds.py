@@ -11,7 +11,7 @@ from faultkit.catalog.export import incident_records
 from faultkit.catalog.release import Custody, build_release, release_text, write_release
 from faultkit.commands import catalog_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.keys import fingerprint, signing_key, trusted
+from faultkit.keys import trusted_or_own
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
@@ -25,11 +25,8 @@ trust_option = click.option(
 def custody(ws: Workspace, trust: tuple[Path, ...]) -> Custody:
     """The judge and the trusted keys. With neither --trust nor [trust], the one trusted key is this
     user's own validator key: a local catalog admits what its own validator observed."""
-    keys = trusted(ws.root, trust)
-    if keys is None:
-        keys = frozenset({fingerprint(signing_key(ws.root).public_key())})
     # the command layer hands the validator's judge to the catalog, which must not import validators
-    return Custody(judge=judge_bundle, trusted=keys)
+    return Custody(judge=judge_bundle, trusted=trusted_or_own(ws.root, trust))
 
 
 @click.command("build")

@@ -12,10 +12,13 @@ from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
+from faultkit.evidence import check_trusted
+from faultkit.keys import trusted_or_own
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.pipeline import Params, validate
+from faultkit.workspace import Workspace
 
 
 def seconds(text: str) -> float:
@@ -89,15 +92,23 @@ def render_verdict(verdict: dict, folder: Path) -> None:
 
 @click.command("judge")
 @click.argument("bundle", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Public key (PEM) of a trusted validator; repeatable. Adds to [trust] keys in faultkit.toml.")
 @json_option
-def judge_cmd(bundle: Path, as_json: bool) -> None:
+def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> None:
     """Recompute a verdict from its sealed evidence bundle alone and compare it with the recorded one.
 
-    Refuses a tampered bundle. Exits 0 when the verdicts agree byte for byte.
+    Refuses a tampered bundle, and one not signed by a trusted validator key (--trust, [trust] in
+    faultkit.toml, else your own key). Exits 0 when the verdicts agree byte for byte.
 
     Example: faultkit judge evidence/minishop-checkout-env-payment-addr-port/20261129T120000Z
     """
+    try:
+        root: Path | None = Workspace.find(bundle).root
+    except UsageError:
+        root = None  # a bundle judged outside any catalog repository
     verdict, same = verify_and_judge(bundle)
+    check_trusted(bundle, trusted_or_own(root, trust))
     if as_json:
         print_json({"verdict": verdict, "matches_recorded": same})
     else:

@@ -59,6 +59,22 @@ def test_a_resealed_bundle_keeping_the_validators_signature_is_refused(bundle, r
     assert_clean(run("judge", str(bundle)), 1, "signature does not match MANIFEST.json")
 
 
+def test_a_consistent_forgery_signed_by_the_forgers_key_is_refused(bundle, run, tmp_path):
+    after = bundle / "windows" / "after-1.json"
+    after.write_text(after.read_text().replace('"ok": false', '"ok": true'))
+    from admit import judge_bundle
+
+    from faultkit.evidence import dumps
+
+    (bundle / "verdict.json").write_text(dumps(judge_bundle(bundle)))  # the verdict agrees with the edit
+    forge(bundle, tmp_path)
+    assert_clean(run("judge", str(bundle)), 1, "not a trusted validator key")
+    (bundle / SIGNATURE).unlink()
+    assert_clean(run("judge", str(bundle)), 1, "the bundle is not signed")
+    proc = run("judge", str(bundle), "--trust", str(tmp_path / "forger.key.pub"))
+    assert_clean(proc, 1, "the bundle is not signed")
+
+
 def test_a_window_name_leaving_the_bundle_is_refused(bundle, run, tmp_path):
     secret = tmp_path / "outside.json"
     secret.write_text(json.dumps({"samples": [], "logs": []}))
