@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "down": ("faultkit.commands.platform_cmds:down",),
     "gate": ("faultkit.commands.gate_cmds:gate_cmd",),
     "judge": ("faultkit.commands.validate_cmds:judge_cmd",),
+    "label": ("faultkit.commands.label_cmds:label_cmd",),
     "recover": ("faultkit.commands.validate_cmds:recover_cmd",),
     "report": ("faultkit.commands.report_cmds:report_cmd",),
     "schedule": ("faultkit.commands.schedule_cmds:schedule",),

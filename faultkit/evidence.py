@@ -36,6 +36,10 @@ from faultkit.yamlio import atomic_write
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "SIGNATURE.json"
 SEAL_FILES = (MANIFEST, SIGNATURE)
+# derived from the sealed files and recomputed by judge, so kept outside the seal: adding one to a
+# shipped bundle must not change the digest its entry records
+LABELS = "labels.json"
+DERIVED = (LABELS,)
 MAX_FILE = 16 * 1024 * 1024  # a window of a long run is a few megabytes
 MAX_FILES = 10_000
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -125,7 +129,7 @@ def _present(folder: Path) -> set[str]:
                 raise InputError(f"{folder}: bundle tampered: {rel} is not a regular file")
         if len(found) > MAX_FILES:
             raise InputError(f"{folder}: more than {MAX_FILES} files; not an evidence bundle")
-    return found - set(SEAL_FILES)
+    return found - set(SEAL_FILES) - set(DERIVED)
 
 
 def manifest_files(folder: Path) -> dict[str, str]:
@@ -135,7 +139,7 @@ def manifest_files(folder: Path) -> dict[str, str]:
     if not isinstance(files, dict) or not all(isinstance(d, str) and _DIGEST.fullmatch(d) for d in files.values()):
         raise InputError(f"{folder / MANIFEST}: bundle tampered: the manifest is not valid")
     for name in files:
-        if name in SEAL_FILES:
+        if name in SEAL_FILES or name in DERIVED:
             raise InputError(f"{folder / MANIFEST}: bundle tampered: the manifest lists {name}")
         _parts(folder, name)
     return files
@@ -260,7 +264,7 @@ class BundleWriter:
         files = {
             p.relative_to(self.folder).as_posix(): sha256_file(p)
             for p in sorted(self.folder.rglob("*"))
-            if p.is_file() and p.name not in SEAL_FILES
+            if p.is_file() and p.name not in SEAL_FILES and p.relative_to(self.folder).as_posix() not in DERIVED
         }
         atomic_write(self.folder / MANIFEST, dumps({"files": files}))
         try:

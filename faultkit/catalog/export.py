@@ -5,7 +5,8 @@ mitigation, timeline). Title, summary and impact are what a model under test wou
 describe symptoms only: the user-visible request that fails and the measured rates. They never
 name the responsible artifact, the target service or its aliases, the changed field or values,
 the patch, or the mechanism ("information leakage"); `leak_terms` lists what is kept out and
-`leaks` checks every sentence before it is used.
+`leaks` checks every sentence before it is used. Root cause, mitigation and the grounded labels
+(key evidence, causal chain, checkpoints: the bundle's labels.json) are the grader's ground truth.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
-from faultkit.catalog.release import Custody, admitted
+from faultkit.catalog.release import Custody, admitted, stored_labels
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError
 from faultkit.evidence import read_json
@@ -123,7 +124,7 @@ def when(value: Any) -> str:
     return str(value)
 
 
-def record(workspace: Workspace, entry: Entry, app: AppDescriptor) -> dict[str, Any]:
+def record(workspace: Workspace, entry: Entry, app: AppDescriptor, digest: str = "") -> dict[str, Any]:
     terms = leak_terms(entry, app)
     windows = load_windows(workspace, entry)
     before = rates(windows.before) if windows else None
@@ -144,6 +145,9 @@ def record(workspace: Workspace, entry: Entry, app: AppDescriptor) -> dict[str, 
         "mitigation": _mitigation(entry),
         "timeline": _timeline(entry, windows, before, after),
     }
+    labels = stored_labels(workspace, entry, digest) if digest else None
+    if labels:
+        rec["labels"] = {k: labels[k] for k in ("evidence", "chain", "counts")}
     for key in ("title", "summary", "impact"):
         found = leaks(rec[key], terms)
         if found:  # a template bug, never user data: refuse rather than publish a leak
@@ -289,4 +293,4 @@ def _timeline(entry: Entry, windows: Windows | None, before: Rates | None, after
 def incident_records(workspace: Workspace, custody: Custody) -> dict[str, Any]:
     included, _ = admitted(workspace, custody)
     apps = {name: load_app(workspace, name) for name in sorted({e.app for e, _, _ in included})}
-    return {"format": FORMAT, "records": [record(workspace, e, apps[e.app]) for e, _, _ in included]}
+    return {"format": FORMAT, "records": [record(workspace, e, apps[e.app], digest) for e, digest, _ in included]}

@@ -29,7 +29,7 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import CATEGORIES
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.evidence import check_trusted, dumps, read_bytes, read_object, verify_bundle
+from faultkit.evidence import LABELS, check_trusted, dumps, read_bytes, read_json, read_object, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, canonical_json
 
@@ -258,11 +258,25 @@ def build_release(workspace: Workspace, custody: Custody, version: str | None = 
         "counts": counts(entries, apps),
         "bundles": {e.id: digest for e, digest, _ in included},
         "signers": {e.id: signer for e, _, signer in included},
+        "labels": {e.id: lab for e, digest, _ in included if (lab := stored_labels(workspace, e, digest))},
         "excluded": excluded,
     }
     release["version"] = version or default_version(entries, _digest(release))
     release["digest"] = _digest(release)
     return release
+
+
+def stored_labels(workspace: Workspace, entry: Entry, digest: str) -> dict[str, Any] | None:
+    """The labels.json beside the admitting verdict (`faultkit label --write`; judge recomputes it),
+    when it is here and names this bundle; a release carries what was labelled, never derives it."""
+    v = entry.validation
+    folder = safe_path(workspace.root, v.bundle, "validation.bundle") if v and v.bundle else None
+    if folder is None or not (folder / LABELS).is_file():
+        return None
+    labels: dict[str, Any] = read_json(folder, LABELS)
+    if labels.get("bundle") != digest or labels.get("fault") != entry.id:
+        raise InputError(f"{v.bundle}/{LABELS}: labels of another bundle; run `faultkit label {entry.id} --write`")
+    return labels
 
 
 def _digest(release: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.labels.lint_rule import register as register_evidence_rule
 from faultkit.schema import SCHEMAS, schema_text
 
 
@@ -29,6 +30,7 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
 
     Example: faultkit catalog lint catalog/minishop
     """
+    register_evidence_rule()
     report = run_lint(workspace(), paths, strict=strict)
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,

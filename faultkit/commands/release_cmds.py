@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 from rich.markup import escape
 
+from faultkit.catalog.chaos_mesh import chaos_mesh, object_list
 from faultkit.catalog.export import incident_records
 from faultkit.catalog.release import Custody, build_release, release_text, write_release
 from faultkit.commands import catalog_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.errors import UsageError
 from faultkit.keys import trusted_or_own
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
+
+NAMESPACE_RE = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")  # fullmatch: `$` would admit a newline
 
 trust_option = click.option(
     "--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
@@ -77,24 +82,40 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["incident-records"]),
+    type=click.Choice(["incident-records", "chaos-mesh"]),
     default="incident-records",
     show_default=True,
     help="What to export.",
 )
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Write here (default: standard output).")
+@click.option("--namespace", default="default", show_default=True, help="chaos-mesh: namespace of the target pods.")
+@click.option("--duration", "duration", help="chaos-mesh: how long each fault lasts (default: its validation window).")
 @trust_option
-def export_cmd(fmt: str, out: Path | None, trust: tuple[Path, ...]) -> None:
+def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None, trust: tuple[Path, ...]) -> None:
     """Export each admitted fault as an incident record (title, summary, impact, root cause,
     mitigation, timeline), built from its entry and evidence.
 
     Title, summary and impact describe symptoms only; they never name the artifact, the service,
     the changed field or value, the patch or the mechanism.
 
+    With --format chaos-mesh: every admitted direct fault as the Chaos Mesh object that carries it
+    out (a v1 List for kubectl apply); faults with no equivalent are listed on stderr with the reason.
+
     Example: faultkit catalog export --format incident-records --out dist/incidents.json
     """
-    ws = workspace()
-    text = release_text(incident_records(ws, custody(ws, trust)))
+    if fmt == "chaos-mesh":
+        from faultkit.commands.validate_cmds import seconds  # the one duration parser
+
+        if not NAMESPACE_RE.fullmatch(namespace):
+            raise UsageError(f"--namespace {namespace!r}: use lower-case letters, digits and -, at most 63")
+        ws = workspace()
+        objects, skipped = chaos_mesh(ws, custody(ws, trust), namespace, seconds(duration) if duration else None)
+        for s in skipped:
+            console(stderr=True).print(f"not exported {s.id} ({s.action}): {s.reason}", markup=False)
+        text = release_text(object_list(objects))
+    else:
+        ws = workspace()
+        text = release_text(incident_records(ws, custody(ws, trust)))
     if out:
         atomic_write(out, text)
         console(stderr=True).print(f"{out}: written", markup=False)

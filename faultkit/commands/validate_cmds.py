@@ -11,9 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.errors import UsageError
+from faultkit.errors import InputError, UsageError
 from faultkit.evidence import check_trusted
 from faultkit.keys import trusted_or_own
+from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import verify_and_judge
@@ -66,6 +67,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
 
         verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
                                    timeout_s, record=not no_record)
+    if verdict["status"] == "admitted":
+        write_beside(ws, folder)  # derived from the sealed bundle, so written after the seal, outside it
     if as_json:
         print_json({**verdict, "bundle": str(folder)})
     else:
@@ -109,12 +112,26 @@ def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> None:
         root = None  # a bundle judged outside any catalog repository
     verdict, same = verify_and_judge(bundle)
     check_trusted(bundle, trusted_or_own(root, trust))
+    labels = _labels_match(bundle) if same else None
     if as_json:
-        print_json({"verdict": verdict, "matches_recorded": same})
+        print_json({"verdict": verdict, "matches_recorded": same, "labels_match": labels})
     else:
         render_verdict(verdict, bundle)
         click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
+        if labels is not None:
+            click.echo(f"recomputed {LABELS} matches the stored one")
     raise SystemExit(0 if same else 1)
+
+
+def _labels_match(bundle: Path) -> bool | None:
+    """A stored labels.json must be what the bundle gives now, byte for byte; None when none is stored."""
+    if not (bundle / LABELS).is_file():
+        return None
+    _, same = recompute(workspace(), bundle)
+    if not same:
+        raise InputError(f"{bundle / LABELS}: differs from the labels recomputed from the bundle; "
+                         f"rewrite it with `faultkit label FAULT --write`, or restore it")
+    return True
 
 
 @click.command("recover")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, app_names, load_app
@@ -15,6 +16,9 @@ from faultkit.catalog.release import verdict_state
 from faultkit.catalog.vocab import CATEGORIES, CATEGORY_SHARES
 from faultkit.errors import FaultkitError, UsageError
 from faultkit.evidence import read_verdict
+from faultkit.labels.catalog_io import stored_labels
+from faultkit.labels.core import app_of, label_bundle
+from faultkit.report.figures import WindowFigure, window_figures
 from faultkit.workspace import Workspace
 
 # SPEC.md section 3, rule 4: the screening thresholds the after window is held against.
@@ -38,6 +42,9 @@ class ReportData:
     windows: Windows | None = None
     unreadable: int = 0
     notes: tuple[str, ...] = field(default=())
+    verdict: dict[str, Any] | None = None
+    figures: tuple[WindowFigure, ...] = ()
+    labels: dict[str, Any] | None = None
 
     def coverage(self, app: str) -> dict[str, Counter]:
         """service -> Counter(category -> number of entries targeting it)."""
@@ -78,7 +85,24 @@ def collect(workspace: Workspace, fault: str | None = None) -> ReportData:
     apps = tuple(load_app(workspace, name) for name in app_names(workspace))
     chosen = _choose(workspace, entries, fault)
     windows = load_windows(workspace, chosen) if chosen else None
-    return ReportData(apps, tuple(entries), states, rejections, chosen, windows, unreadable)
+    folder = _bundle(workspace, chosen) if chosen else None
+    verdict, figures, labels = _grounds(workspace, folder) if folder else (None, (), None)
+    return ReportData(apps, tuple(entries), states, rejections, chosen, windows, unreadable, (), verdict, figures,
+                      labels)
+
+
+def _grounds(workspace: Workspace, folder: Path) -> tuple[dict[str, Any] | None, tuple[WindowFigure, ...],
+                                                         dict[str, Any] | None]:
+    """The verdict, the windows' figures and the labels a bundle's admission rests on."""
+    try:
+        verdict = read_verdict(folder)
+    except FaultkitError:
+        verdict = None
+    try:
+        labels = stored_labels(folder) or label_bundle(folder, app_of(workspace, folder))
+    except (FaultkitError, KeyError, TypeError):
+        labels = None  # not an admission in the validator's format: the page says so
+    return verdict, tuple(window_figures(folder)), labels
 
 
 def _state(workspace: Workspace, entry: Entry) -> str:

@@ -7,6 +7,7 @@ from html import escape
 
 from faultkit.report.data import THRESHOLDS, ReportData
 from faultkit.report.svg import PALETTE, Series, bar_pairs, line_chart
+from faultkit.report.verdict_view import chain_view, rules_table, window_view
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1a202c;background:#fff}
@@ -17,7 +18,8 @@ th{background:#f7fafc;font-weight:600}td.l,th.l{text-align:left}.muted{color:#71
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
 .admitted{background:#c6f6d5}.rejected{background:#fed7d7}.flaky{background:#feebc8}.other{background:#e2e8f0}
 svg.chart{display:block;margin:8px 0 16px}svg .ct{font-size:13px;font-weight:600;fill:#1a202c}
-svg .ax{font-size:11px;fill:#4a5568}svg .grid{stroke:#edf2f7}
+svg .ax{font-size:11px;fill:#4a5568}svg .grid{stroke:#edf2f7}td.ok{color:#276749}td.bad{color:#c53030;font-weight:600}
+code{font-size:12px}ol#fk-chain li{margin:6px 0}
 """
 
 # Registered first, so an error anywhere later on the page is recorded. The marker is built from
@@ -124,5 +126,7 @@ def _fault(data: ReportData) -> str:
     e = data.fault
     return (
         f"<h2>Evidence: {escape(e.id)}</h2><p>{escape(e.title)} · {escape(e.mechanism)} · "
-        f"{escape(e.category)} · verdict {escape(data.states.get(e.id, '?'))}</p>{''.join(charts)}"
+        f"{escape(e.category)} · verdict {escape(data.states.get(e.id, '?'))}</p>"
+        f"{window_view(list(data.figures))}{rules_table(data.verdict)}{chain_view(data.labels)}"
+        f"<h3>Sampled steps within each window</h3>{''.join(charts)}"
     )

@@ -9,6 +9,7 @@ import pytest
 
 from faultkit.cli import main
 from faultkit.platforms.local import LocalPlatform
+from faultkit.platforms.local.status import ReplicaRecord, ServiceStatus, SupervisorStatus
 from faultkit.workspace import Workspace
 
 
@@ -24,6 +25,11 @@ def test_up_status_down(workspace: Workspace, monkeypatch: pytest.MonkeyPatch, c
         data = json.loads(capsys.readouterr().out)
         assert data["up"] and sorted(data["services"]) == ["back", "front"]
         assert all(i["ready"] for s in data["services"].values() for i in s["instances"])
+        # the typed records are the wire format: every field, no other
+        assert set(data) == {"up", *SupervisorStatus.__annotations__}
+        assert all(set(s) == set(ServiceStatus.__annotations__) for s in data["services"].values())
+        records = [i for s in data["services"].values() for i in s["instances"]]
+        assert records and all(set(i) == set(ReplicaRecord.__annotations__) for i in records)
         assert main(["status"]) == 0
         out = capsys.readouterr().out
         assert "front" in out and "1/1" in out and "http://127.0.0.1:" in out

@@ -1,19 +1,23 @@
-"""Direct actions on the local platform: what it can do without Chaos Mesh, and what it cannot."""
+"""Direct actions on the local platform: what it can do without Chaos Mesh, and what it cannot.
+
+`ActionExecutor` carries them out on the replicas the kubelet runs and the relays the proxy
+keeps, and remembers each one in force (`ActiveAction`) so that it can be reverted by its handle.
+"""
 
 from __future__ import annotations
 
+import itertools
 import signal
+import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from faultkit.errors import InputError, Unsupported
-
-if TYPE_CHECKING:
-    import subprocess
-
-    from faultkit.platforms.local.instances import Instance, Runner
-    from faultkit.platforms.local.relay import Relay
+from faultkit.errors import InputError, PlatformError, Unsupported
+from faultkit.platforms.local.processes import Spawner
+from faultkit.platforms.local.relay import Relay
+from faultkit.platforms.local.replicas import Replica, ReplicaTable, Runner
 
 SUPPORTED = frozenset(
     {
@@ -49,13 +53,21 @@ def unsupported(action: str) -> Unsupported:
 
 def int_param(params: dict[str, Any], name: str, low: int, high: int, default: int | None = None) -> int:
     value = params.get(name, default)
-    try:
-        n = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InputError(f"action parameter {name!r}: expected an integer, got {value!r}") from None
+    n = _as_int(value)
+    if n is None:
+        raise InputError(f"action parameter {name!r}: expected an integer, got {value!r}")
     if not low <= n <= high:
         raise InputError(f"action parameter {name!r}: {n} is outside {low}..{high}")
     return n
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, int | float | str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
 
 
 def helper_argv(action: str, params: dict[str, Any]) -> tuple[list[str], int]:
@@ -87,7 +99,7 @@ class ActiveAction:
             relay.delay_s, relay.loss = delay, loss
 
 
-def pick(instances: list[Instance], params: dict[str, Any], default_mode: str) -> list[Instance]:
+def pick(instances: list[Replica], params: dict[str, Any], default_mode: str) -> list[Replica]:
     wanted = params.get("instance")
     if wanted:
         chosen = [i for i in instances if i.id == wanted]
@@ -99,3 +111,76 @@ def pick(instances: list[Instance], params: dict[str, Any], default_mode: str) -
         raise InputError(f"action parameter 'mode': expected 'one' or 'all', got {mode!r}")
     ordered = sorted(instances, key=lambda i: (not i.ready, i.id))
     return ordered[:1] if mode == "one" else ordered
+
+
+class ActionExecutor:
+    """Starts and stops direct actions; `relays_of(workload)` are the relays network actions act on."""
+
+    def __init__(self, table: ReplicaTable, spawner: Spawner, relays_of: Callable[[str], list[Relay]]) -> None:
+        self.table, self.spawner, self.relays_of = table, spawner, relays_of
+        self.active: dict[str, ActiveAction] = {}
+        self.handles = itertools.count(1)
+
+    def kill(self, workload: str, service: str, instance: str | None = None) -> str:
+        chosen = pick(self.table.of(workload), {"instance": instance}, "one")
+        if not chosen:
+            raise PlatformError(f"{service} has no running instance to kill")
+        for r in chosen[0].runners:
+            r.signal(signal.SIGKILL)
+        return chosen[0].id
+
+    def start(self, action: str, workload: str, service: str, params: dict[str, Any]) -> str:
+        if action not in SUPPORTED:
+            raise unsupported(action)
+        replicas = self.table.of(workload)
+        default_mode = "one" if action in ("instance-kill", "instance-failure") else "all"
+        chosen = pick(replicas, params, default_mode) if action not in ("network-delay", "network-loss") else replicas
+        handle = f"{action}-{next(self.handles)}"
+        record = ActiveAction(handle, action, service, [r.id for r in chosen])
+        if action == "instance-kill":
+            for replica in chosen:
+                for r in replica.runners:
+                    r.signal(signal.SIGKILL)
+        elif action == "instance-failure":
+            for replica in chosen:
+                for r in replica.runners:
+                    r.suspended = True
+                    r.signal(signal.SIGSTOP)
+                    record.runners.append(r)
+        elif action in ("cpu-stress", "memory-stress"):
+            argv, count = helper_argv(action, params)
+            for replica in chosen:
+                for _ in range(count):
+                    helper = self.spawner.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    replica.runners[0].attach(helper)
+                    record.helpers.append((replica.runners[0], helper))
+        else:
+            self._network(action, workload, params, record)
+        self.active[handle] = record
+        return handle
+
+    def _network(self, action: str, workload: str, params: dict[str, Any], record: ActiveAction) -> None:
+        relays = self.relays_of(workload)
+        if action == "network-delay":
+            ms = int_param(params, "ms", 1, 60_000)
+            for r in relays:
+                record.relays.append((r, r.delay_s, r.loss))
+                r.delay_s = ms / 1000
+        else:
+            pct = int_param(params, "percent", 1, 100)
+            for r in relays:
+                record.relays.append((r, r.delay_s, r.loss))
+                r.loss = pct / 100
+
+    def stop(self, handle: str) -> None:
+        record = self.active.pop(handle, None)
+        if record is None:
+            raise InputError(f"no running action {handle!r} on the local platform")
+        record.revert()
+
+    def handles_in_force(self) -> list[str]:
+        return sorted(self.active)
+
+    def revert_all(self) -> None:
+        for record in list(self.active.values()):
+            record.revert()

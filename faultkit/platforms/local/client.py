@@ -27,7 +27,8 @@ from faultkit.platforms.local.builds import BuildStore
 from faultkit.platforms.local.control import TOKEN_HEADER
 from faultkit.platforms.local.logfiles import read_records, tail
 from faultkit.platforms.local.processes import recorded_alive, signal_group, wait_gone
-from faultkit.platforms.local.state import LocalState
+from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
+from faultkit.platforms.local.status import SupervisorStatus
 from faultkit.workspace import Workspace
 
 ERRORS = {name: getattr(errors, name) for name in ("UsageError", "InputError", "PlatformError", "Unsupported")}
@@ -49,7 +50,7 @@ class LocalPlatform:
       `ms` (network-delay, added to each chunk the service sends back), `percent` (network-loss,
       share of new connections reset). Liveness probes pause while an instance is suspended.
     * Memory limits are enforced by sampling, CPU limits by a cgroup quota where the machine allows
-      it (`status()["cpu_limits"]` says which; see instances.py).
+      it (`status()["cpu_limits"]` says which; see replicas.py and memory.py).
 
     Beyond the protocol: `status()` (the supervisor's full state), `instance_endpoints(service)`,
     `pids(service=None)`; the constructor takes `app` (used by `build` when nothing is up) and
@@ -93,7 +94,7 @@ class LocalPlatform:
                 [
                     sys.executable,
                     "-m",
-                    "faultkit.platforms.local.supervisor",
+                    DAEMON_MODULE,
                     "--root",
                     str(self.workspace.root),
                     "--state-dir",
@@ -121,7 +122,7 @@ class LocalPlatform:
                     f"see {self.state.supervisor_log}"
                 )
             if self.state.read_info() is not None:
-                status = self._call("status")
+                status = self.status()
                 if status["phase"] == "failed":
                     raise PlatformError(f"up failed: {status['error']}")
                 waiting = [
@@ -139,7 +140,7 @@ class LocalPlatform:
                 )
             time.sleep(0.2)
 
-    def _not_ready_message(self, status: dict[str, Any], waiting: list[str], timeout: float) -> str:
+    def _not_ready_message(self, status: SupervisorStatus, waiting: list[str], timeout: float) -> str:
         if status["phase"] != "running":
             return f"the app was still being deployed after {timeout:g}s ({status['phase']})"
         first = waiting[0]
@@ -183,12 +184,13 @@ class LocalPlatform:
         return str(info["app"])
 
     # -- state ------------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> SupervisorStatus:
         """The supervisor's status: phase, and per service its instances, build and endpoint."""
-        return self._call("status")
+        status: SupervisorStatus = self._call("status")
+        return status
 
     def instances(self, service: str | None = None) -> list[Instance]:
-        services = self._call("status")["services"]
+        services = self.status()["services"]
         if service is not None and service not in services:
             raise errors.InputError(f"{service!r} is not a service of the app on the local platform")
         return [
@@ -219,7 +221,7 @@ class LocalPlatform:
 
     def pids(self, service: str | None = None) -> dict[str, list[int]]:
         """The live pids of each instance (its container processes and attached helpers)."""
-        services = self._call("status")["services"]
+        services = self.status()["services"]
         return {i["id"]: i["pids"] for name, v in services.items() if service in (None, name) for i in v["instances"]}
 
     # -- builds and rollouts ----------------------------------------------------------------
@@ -282,7 +284,7 @@ class LocalPlatform:
 
     def active_actions(self) -> list[str]:
         """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
-        return list(self._call("status")["actions"])
+        return list(self.status()["actions"])
 
     def kill(self, service: str, instance: str | None = None) -> str:
         return self._call("kill", service=service, instance=instance)

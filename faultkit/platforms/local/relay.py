@@ -70,8 +70,7 @@ class Relay:
             if not self._enabled:
                 return
             self._enabled = False
-            old, self._sock = self._sock, None
-            _shutdown(old)
+            _shutdown(self._sock)
             self._sock = self._bound()
 
     def close(self) -> None:

@@ -5,9 +5,22 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import psutil
+
+# The module `faultkit up` runs the supervisor as; a pid whose command line lacks it is not ours.
+DAEMON_MODULE = "faultkit.platforms.local.daemon"
+
+
+class SupervisorInfo(TypedDict):
+    """state_dir/local/supervisor.json: where the running supervisor answers."""
+
+    pid: int
+    port: int
+    token: str
+    app: str
+    started: float  # seconds since the epoch
 
 
 class LocalState:
@@ -38,7 +51,7 @@ class LocalState:
     def supervisor_log(self) -> Path:
         return self.base / "supervisor.log"
 
-    def write_info(self, info: dict[str, Any]) -> None:
+    def write_info(self, info: SupervisorInfo) -> None:
         self.base.mkdir(parents=True, exist_ok=True)
         tmp = self.info_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the token
@@ -46,17 +59,15 @@ class LocalState:
             json.dump(info, fh)
         os.replace(tmp, self.info_path)
 
-    def read_info(self) -> dict[str, Any] | None:
+    def read_info(self) -> SupervisorInfo | None:
         """The running supervisor's address, or None when none runs (a stale file is ignored)."""
         try:
-            info = json.loads(self.info_path.read_text())
+            info: SupervisorInfo = json.loads(self.info_path.read_text())
         except (FileNotFoundError, ValueError):
             return None
         try:
             proc = psutil.Process(int(info["pid"]))
-            if proc.status() == psutil.STATUS_ZOMBIE or "faultkit.platforms.local.supervisor" not in " ".join(
-                proc.cmdline()
-            ):
+            if proc.status() == psutil.STATUS_ZOMBIE or DAEMON_MODULE not in " ".join(proc.cmdline()):
                 return None
         except (psutil.Error, KeyError, ValueError):
             return None

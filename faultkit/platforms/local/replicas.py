@@ -1,38 +1,32 @@
-"""One instance (a replica, the local pod): its containers' processes, probes, limits, restarts.
+"""One replica (the local pod): its containers' processes, kept running with probes and limits.
 
 Each container runs as a process group in the build folder, restarted when it exits with the
-kubelet's back-off (0.5 s doubling to 10 s, reset after 30 s up). Memory limits are enforced by
-sampling the resident memory of the container's process tree (plus helper processes direct
-actions attach to it) every 200 ms and killing it with SIGKILL past the limit: an OOM kill, exit
-137. CPU limits are a CFS quota on a cgroup per container (cgroups.py), where the machine lets the
-supervisor make cgroups; elsewhere they are not enforced.
+kubelet's back-off (backoff.py). Memory limits are enforced by sampling (memory.py): past the
+limit the container is killed with SIGKILL, an OOM kill, exit 137. Readiness and liveness probes
+are probes.py's. CPU limits are a CFS quota on a cgroup per container (cgroups.py), where the
+machine lets the supervisor make cgroups; elsewhere they are not enforced.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import requests
-
-from faultkit.platforms.local import processes
-from faultkit.platforms.local.addresses import free_port, translate_env
+from faultkit.platforms.local import memory, probes, processes
+from faultkit.platforms.local.addresses import Resolver, free_port, translate_env
+from faultkit.platforms.local.backoff import Backoff
 from faultkit.platforms.local.cgroups import CpuGroups
 from faultkit.platforms.local.deployed import Container
 from faultkit.platforms.local.logfiles import LogWriter
+from faultkit.platforms.local.probes import Prober, ProbeSpec
+from faultkit.platforms.local.status import ReplicaRecord
 
-SAMPLE_S = 0.2
-BACKOFF_START, BACKOFF_CAP, BACKOFF_RESET_AFTER = 0.5, 10.0, 30.0
-PERIOD_CAP_S = 1.0
 PYTHONS = {
     "python",
     "python3",
@@ -43,7 +37,7 @@ PYTHONS = {
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TZ")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Launch:
     """Everything needed to (re)start one container."""
 
@@ -55,33 +49,43 @@ class Launch:
 class Runner:
     """One container's process, kept running like a kubelet would."""
 
-    def __init__(self, inst: Instance, container: Container, launch: Launch) -> None:
-        self.inst = inst
+    def __init__(
+        self,
+        replica: Replica,
+        container: Container,
+        launch: Launch,
+        probe_specs: tuple[ProbeSpec | None, ProbeSpec | None],  # (readiness, liveness)
+    ) -> None:
+        self.replica = replica
         self.container = container
         self.launch = launch
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
-        self.ready = False
         self.restarts = 0
         self.oom_kills = 0
         self.last_exit: int | None = None
         self.suspended = False
         self.helpers: list[subprocess.Popen[bytes]] = []
         self.cpu_group: Path | None = None
-        if container.cpu_limit is not None and inst.cpu_groups is not None:
+        self.prober = Prober(*probe_specs, self._probe, self._liveness_failed)
+        if container.cpu_limit is not None and replica.cpu_groups is not None:
             try:
-                self.cpu_group = inst.cpu_groups.limit(f"{inst.id}-{container.name}", container.cpu_limit)
+                self.cpu_group = replica.cpu_groups.limit(f"{replica.id}-{container.name}", container.cpu_limit)
             except OSError as exc:  # e.g. a quota the hierarchy above refuses: run unthrottled, say so
-                inst.log.event(
+                replica.log.event(
                     "WARNING", f"CPU limit of container {container.name} not applied: {exc}", event="cpu_limit"
                 )
         self._oom = False
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [
-            threading.Thread(target=self._run, daemon=True, name=f"run-{inst.id}-{container.name}"),
-            threading.Thread(target=self._probe_loop, daemon=True, name=f"probe-{inst.id}-{container.name}"),
+            threading.Thread(target=self._run, daemon=True, name=f"run-{replica.id}-{container.name}"),
+            threading.Thread(target=self._probe_loop, daemon=True, name=f"probe-{replica.id}-{container.name}"),
         ]
+
+    @property
+    def ready(self) -> bool:
+        return self.prober.ready
 
     def start(self) -> None:
         for t in self._threads:
@@ -89,12 +93,12 @@ class Runner:
 
     # -- process lifecycle ------------------------------------------------------------------
     def _run(self) -> None:
-        backoff = BACKOFF_START
+        backoff = Backoff()
         while not self._stop.is_set():
             with self._lock:
                 if self._stop.is_set():
                     return
-                self.proc = self.inst.spawner.spawn(
+                self.proc = self.replica.spawner.spawn(
                     self.launch.argv,
                     cwd=self.launch.cwd,
                     env=self.launch.env,
@@ -105,50 +109,43 @@ class Runner:
                 self._oom = False
                 if self.cpu_group is not None:
                     CpuGroups.add(self.cpu_group, self.proc.pid)
-            threading.Thread(target=self.inst.log.pump, args=(self.proc.stdout,), daemon=True).start()
-            rc = self._watch(self.proc)
+            threading.Thread(target=self.replica.log.pump, args=(self.proc.stdout,), daemon=True).start()
+            rc = memory.watch(self.proc, self.container.memory_limit, self._helper_pids, self._stop, self._oom_kill)
             if self._stop.is_set():
                 return
-            self.ready = False
+            self.prober.ready = False
             self.last_exit = 137 if self._oom else processes.exit_status(rc)
             if self._oom:
                 self.oom_kills += 1
             self.restarts += 1
-            if time.time() - self.started_at >= BACKOFF_RESET_AFTER:
-                backoff = BACKOFF_START
-            self.inst.log.event(
+            delay = backoff.after_exit(time.time() - self.started_at)
+            self.replica.log.event(
                 "ERROR" if self._oom else "WARNING",
                 f"container {self.container.name} {'was OOM-killed' if self._oom else 'exited'} "
-                f"(exit {self.last_exit}); restart {self.restarts} in {backoff:.1f}s",
+                f"(exit {self.last_exit}); restart {self.restarts} in {delay:.1f}s",
                 event="oom_kill" if self._oom else "exit",
                 exit=self.last_exit,
                 restarts=self.restarts,
             )
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, BACKOFF_CAP)
+            self._stop.wait(delay)
 
-    def _watch(self, proc: subprocess.Popen[bytes]) -> int:
-        limit = self.container.memory_limit
-        while True:
-            rc = proc.poll()
-            if rc is not None:
-                return rc
-            if limit is not None and not self._stop.is_set():
-                rss = processes.tree_rss([proc.pid, *(h.pid for h in self.helpers if h.poll() is None)])
-                if rss > limit:
-                    self._oom = True
-                    self.inst.log.event(
-                        "ERROR",
-                        f"OOMKilled: container {self.container.name} used {rss // 2**20} MiB, "
-                        f"over its limit of {limit // 2**20} MiB; killed with SIGKILL",
-                        event="oom_kill",
-                        rss=rss,
-                        limit=limit,
-                    )
-                    processes.signal_group(proc.pid, signal.SIGKILL)
-                    self.kill_helpers()
-            if self._stop.wait(SAMPLE_S):
-                return proc.wait()
+    def _helper_pids(self) -> list[int]:
+        return [h.pid for h in self.helpers if h.poll() is None]
+
+    def _oom_kill(self, rss: int) -> None:
+        proc, limit = self.proc, self.container.memory_limit
+        assert proc is not None and limit is not None
+        self._oom = True
+        self.replica.log.event(
+            "ERROR",
+            f"OOMKilled: container {self.container.name} used {rss // 2**20} MiB, "
+            f"over its limit of {limit // 2**20} MiB; killed with SIGKILL",
+            event="oom_kill",
+            rss=rss,
+            limit=limit,
+        )
+        processes.signal_group(proc.pid, signal.SIGKILL)
+        self.kill_helpers()
 
     def stop(self, grace: float = 5.0) -> None:
         with self._lock:
@@ -159,7 +156,7 @@ class Runner:
             processes.terminate(proc, grace)
         for t in self._threads:
             t.join(timeout=grace + 5)
-        self.ready = False
+        self.prober.ready = False
         if self.cpu_group is not None:
             with contextlib.suppress(OSError):
                 self.cpu_group.rmdir()
@@ -186,93 +183,34 @@ class Runner:
                 self.helpers.remove(h)
 
     def pids(self) -> list[int]:
-        out = [h.pid for h in self.helpers if h.poll() is None]
+        out = self._helper_pids()
         if self.proc is not None and self.proc.poll() is None:
             out.insert(0, self.proc.pid)
         return out
 
     # -- probes -----------------------------------------------------------------------------
     def _probe_loop(self) -> None:
-        readiness, liveness = self.container.readiness, self.container.liveness
-        fails = {"ready": 0, "live": 0}
-        # Readiness is polled at most a second apart (it only decides where traffic goes); liveness
-        # keeps its declared period, because it kills: a start slowed down by a CPU limit gets the
-        # failureThreshold x periodSeconds a kubelet would give it.
-        live_period = max(float((liveness or {}).get("periodSeconds", 10)), 0.1)
-        last_live = 0.0
         while not self._stop.is_set():
             proc = self.proc
             alive = proc is not None and proc.poll() is None
-            age = time.time() - self.started_at
-            if not alive:
-                self.ready = False
-            elif readiness is None:
-                self.ready = True
-            elif age >= min(float(readiness.get("initialDelaySeconds", 0)), PERIOD_CAP_S):
-                if self._probe(readiness):
-                    fails["ready"] = 0
-                    self.ready = True
-                else:
-                    fails["ready"] += 1
-                    if not self.ready or fails["ready"] >= int(readiness.get("failureThreshold", 3)):
-                        self.ready = False
-            if (
-                alive
-                and liveness is not None
-                and not self.suspended
-                and age >= float(liveness.get("initialDelaySeconds", 0))
-                and time.time() - max(last_live, self.started_at) >= live_period
-            ):
-                last_live = time.time()
-                fails["live"] = 0 if self._probe(liveness) else fails["live"] + 1
-                if fails["live"] >= int(liveness.get("failureThreshold", 3)):
-                    fails["live"] = 0
-                    self.inst.log.event(
-                        "WARNING",
-                        f"liveness probe of container {self.container.name} failed; killing it",
-                        event="liveness_kill",
-                    )
-                    self.signal(signal.SIGKILL)
-            period = float((readiness or liveness or {}).get("periodSeconds", 1))
-            self._stop.wait(min(max(period, 0.1), PERIOD_CAP_S) if self.ready else 0.2)
+            self._stop.wait(self.prober.tick(alive, self.started_at, self.suspended))
 
-    def _probe(self, probe: dict[str, Any]) -> bool:
-        timeout = min(float(probe.get("timeoutSeconds", 1)), 1.0)
-        if "httpGet" in probe:
-            get = probe["httpGet"]
-            port = self.inst.pod_port(self.inst.port_number(get.get("port")))
-            path = str(get.get("path", "/"))
-            try:
-                r = requests.get(f"http://127.0.0.1:{port}{path}", timeout=timeout)
-                return 200 <= r.status_code < 400
-            except requests.RequestException:
-                return False
-        if "tcpSocket" in probe:
-            port = self.inst.pod_port(self.inst.port_number(probe["tcpSocket"].get("port")))
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=timeout):
-                    return True
-            except OSError:
-                return False
-        if "exec" in probe:
-            try:
-                r = subprocess.run(
-                    [str(a) for a in probe["exec"].get("command", [])],
-                    cwd=self.launch.cwd,
-                    env=self.launch.env,
-                    capture_output=True,
-                    timeout=timeout,
-                    start_new_session=True,
-                )
-                return r.returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                return False
-        return True
+    def _probe(self, spec: ProbeSpec) -> bool:
+        port_of = self.replica.port_number
+        return probes.check(spec, lambda port: self.replica.pod_port(port_of(port)), self.launch.cwd, self.launch.env)
+
+    def _liveness_failed(self) -> None:
+        self.replica.log.event(
+            "WARNING",
+            f"liveness probe of container {self.container.name} failed; killing it",
+            event="liveness_kill",
+        )
+        self.signal(signal.SIGKILL)
 
 
 @dataclass
-class Instance:
-    """A replica of a workload: its pod ports and one Runner per container."""
+class Replica:
+    """A replica of a workload (the local pod): its pod ports and one Runner per container."""
 
     id: str
     workload: str
@@ -305,17 +243,18 @@ class Instance:
                     return number
         return 0  # a name no container declares: maps to a port where nothing listens
 
-    def start(self, resolve: Callable[[str, int], int | None], environ: dict[str, str]) -> None:
+    def start(self, resolve: Resolver, environ: dict[str, str]) -> None:
         for c in self.containers:
             for _, number in c.ports:
                 self.pod_port(number)
-        for c in self.containers:
+        specs = [container_probes(c, self.workload) for c in self.containers]  # a bad probe fails before any start
+        for c, probe_specs in zip(self.containers, specs, strict=True):
             cports = frozenset(n for _, n in c.ports)
             env = {k: environ[k] for k in BASE_ENV if k in environ}
             env.update(translate_env(dict(c.env), cports, self.pod_port, resolve))
             env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOSTNAME": self.id})
             argv = [sys.executable if a in PYTHONS and i == 0 else a for i, a in enumerate(c.command)]
-            self.runners.append(Runner(self, c, Launch(argv, self.build_dir, env)))
+            self.runners.append(Runner(self, c, Launch(argv, self.build_dir, env), probe_specs))
         for r in self.runners:
             r.start()
 
@@ -332,7 +271,7 @@ class Instance:
             t.join()
         self.log.close()
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ReplicaRecord:
         exits = [r.last_exit for r in self.runners if r.last_exit is not None]
         return {
             "id": self.id,
@@ -346,3 +285,44 @@ class Instance:
             "pids": [p for r in self.runners for p in r.pids()],
             "ports": {str(k): v for k, v in self.port_map.items()},
         }
+
+
+def container_probes(container: Container, workload: str) -> tuple[ProbeSpec | None, ProbeSpec | None]:
+    """(readiness, liveness) of a container, parsed from its manifest."""
+    where = f"container {container.name} of {workload}"
+    return (
+        ProbeSpec.parse(container.readiness, f"{where}: readinessProbe"),
+        ProbeSpec.parse(container.liveness, f"{where}: livenessProbe"),
+    )
+
+
+def stop_all(replicas: list[Replica]) -> None:
+    """Stop replicas side by side: each waits out its own grace period, not the others'."""
+    threads = [threading.Thread(target=r.stop) for r in replicas]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+class ReplicaTable:
+    """Which replicas each workload has now: written by the kubelet, read by the proxy and the actions."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._by_workload: dict[str, list[Replica]] = {}
+
+    def of(self, workload: str) -> list[Replica]:
+        """The workload's replicas now (a copy: the table changes under a rollout)."""
+        return list(self._by_workload.get(workload, []))
+
+    def ready(self, workload: str) -> list[Replica]:
+        return [r for r in self.of(workload) if r.ready]
+
+    def put(self, workload: str, replicas: list[Replica]) -> None:
+        with self.lock:
+            self._by_workload[workload] = list(replicas)
+
+    def everything(self) -> list[Replica]:
+        with self.lock:
+            return [r for rs in self._by_workload.values() for r in rs]

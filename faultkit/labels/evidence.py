@@ -1,0 +1,122 @@
+"""Key evidence by modality: what moved between each counted cycle's before and after window.
+
+A series moved when it moved the same way in EVERY counted cycle, by at least a factor of two and
+by at least the screening threshold's worth (4 per minute; 100 ms for latency), so one noisy
+sample cannot make key evidence. Log templates and events (restarts, OOM kills, readiness) are
+listed when they occurred in an after window, with the cycles they occurred in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from faultkit.labels import measure as m
+from faultkit.validators import screening as sc
+
+MIN_RATE_CHANGE = sc.ERRORS_PER_MIN  # per minute
+MIN_LATENCY_CHANGE_MS = 100.0
+FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Cycle:
+    index: int
+    before: m.Window
+    after: m.Window
+
+
+def counted_cycles(stages: dict[str, Any], windows: dict[str, m.Window]) -> list[Cycle]:
+    out = []
+    for c in stages.get("cycles", []):
+        before, after = windows.get(c.get("before") or ""), windows.get(c.get("after") or "")
+        if c.get("counted") and before and after:
+            out.append(Cycle(c["index"], before, after))
+    return out
+
+
+def moved(pairs: list[tuple[float, float]], min_change: float) -> str | None:
+    """'up' or 'down' when every (before, after) pair moved that way enough, else None."""
+    if not pairs:
+        return None
+    if all(a - b >= min_change and a >= FACTOR * b for b, a in pairs):
+        return "up"
+    if all(b - a >= min_change and a * FACTOR <= b for b, a in pairs):
+        return "down"
+    return None
+
+
+def _series(name: str, labels: dict[str, str], unit: str, pairs: list[tuple[int, float, float]],
+            direction: str) -> dict[str, Any]:
+    return {
+        "metric": name,
+        **labels,
+        "unit": unit,
+        "direction": direction,
+        "cycles": [{"cycle": i, "before": b, "after": a, "change": round(a - b, 3)} for i, b, a in pairs],
+    }
+
+
+def metric_evidence(cycles: list[Cycle], probe_route: str, entry_service: str) -> list[dict[str, Any]]:
+    """Request-counter series per service and status class, and the symptom probe's latency."""
+    out = []
+    names = sorted({s for c in cycles for w in (c.before, c.after) for s in m.services(w)})
+    for service in names:
+        if not all(m.has_requests(c.after, service) for c in cycles):
+            continue
+        for status, fn in (("5xx", m.error_rate), ("non-5xx", m.ok_rate)):
+            pairs = [(c.index, fn(c.before, service), fn(c.after, service)) for c in cycles]
+            direction = moved([(b, a) for _, b, a in pairs], MIN_RATE_CHANGE)
+            if direction:
+                labels = {"service": service, "status": status}
+                out.append(_series("http_requests_total", labels, "1/min", pairs, direction))
+    latency = [(c.index, m.probe_latency_ms(c.before), m.probe_latency_ms(c.after)) for c in cycles]
+    if latency and all(b is not None and a is not None for _, b, a in latency):
+        pairs = [(i, float(b or 0.0), float(a or 0.0)) for i, b, a in latency]
+        direction = moved([(b, a) for _, b, a in pairs], MIN_LATENCY_CHANGE_MS)
+        if direction:
+            labels = {"service": entry_service, "route": probe_route}
+            out.append(_series("probe_latency_ms", labels, "ms", pairs, direction))
+    return out
+
+
+def log_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
+    """New ERROR templates (absent from the cycle's before window) with their rate per minute."""
+    per_cycle = [(c.index, m.new_templates(c.before, c.after)) for c in cycles]
+    keys = sorted({k for _, found in per_cycle for k in found})
+    return [
+        {
+            "service": service,
+            "template": template,
+            "unit": "1/min",
+            "cycles": [{"cycle": i, "per_min": found.get((service, template), 0.0)} for i, found in per_cycle],
+        }
+        for service, template in keys
+    ]
+
+
+def event_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
+    """Restarts, OOM kills and readiness losses in the after windows, per service."""
+    out = []
+    names = sorted({s for c in cycles for s in m.services(c.after)})
+    for service in names:
+        counts: dict[str, list[tuple[int, int, int]]] = {"restart": [], "oom-kill": [], "unready": []}
+        for c in cycles:
+            r, o = m.restarts(c.after, service)
+            rb, ob = m.restarts(c.before, service)
+            counts["restart"].append((c.index, rb, r))
+            counts["oom-kill"].append((c.index, ob, o))
+            counts["unready"].append((c.index, m.unready(c.before, service), m.unready(c.after, service)))
+        for kind, rows in counts.items():
+            if any(n > b for _, b, n in rows):
+                out.append({"service": service, "kind": kind,
+                            "cycles": [{"cycle": i, "before": b, "count": n} for i, b, n in rows]})
+    return out
+
+
+def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "metrics": metric_evidence(cycles, probe_route, entry_service),
+        "logs": log_evidence(cycles),
+        "events": event_evidence(cycles),
+    }

@@ -1,0 +1,79 @@
+"""What one observation window measured, per service: the figures labels are built from.
+
+Pure functions of a window as the bundle stores it (samples of every instance's request counters
+by status code, restarts, OOM kills, readiness; the symptom probe's result and round-trip time;
+log records). The figures use the screening rules' definitions (validators/screening.py), so a
+label never disagrees with the verdict about what a window measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faultkit.validators import screening as sc
+
+Window = dict[str, Any]
+
+
+def error_rate(window: Window, service: str) -> float:
+    """5xx per minute at one service, less the symptom probe's own failures (as screening counts)."""
+    failed, _ = sc.probe_failures(window)
+    return round(max(0.0, sc.counter_delta(window, service, "5") - failed) / sc.minutes(window), 3)
+
+
+def ok_rate(window: Window, service: str) -> float:
+    return round(sc.rate(window, service, "ok"), 3)
+
+
+def has_requests(window: Window, service: str) -> bool:
+    """Whether the service exposes a request counter at all (a store speaking its own protocol does not)."""
+    return any(
+        i["service"] == service and i["requests"] is not None
+        for s in window["samples"]
+        for i in s["instances"].values()
+    )
+
+
+def probe_latency_ms(window: Window) -> float | None:
+    """Mean round-trip time of the symptom probe in the window: the only latency the windows sample."""
+    times = [s["probe"]["ms"] for s in window["samples"] if s.get("probe") and s["probe"].get("ms") is not None]
+    return round(sum(times) / len(times), 1) if times else None
+
+
+def probe_failures(window: Window) -> tuple[int, int]:
+    return sc.probe_failures(window)
+
+
+def restarts(window: Window, service: str) -> tuple[int, int]:
+    """(restarts, OOM kills) of the service's instances during the window."""
+    return sc.restarts(window, (service,))
+
+
+def unready(window: Window, service: str) -> int:
+    """The most instances of the service seen not ready in one sample of the window."""
+    return max(
+        (sum(1 for i in s["instances"].values() if i["service"] == service and not i["ready"])
+         for s in window["samples"]),
+        default=0,
+    )
+
+
+def error_templates(window: Window) -> dict[tuple[str, str], int]:
+    """(service, masked template) -> ERROR records in the window."""
+    out: dict[tuple[str, str], int] = {}
+    for record in window["logs"]:
+        if record["level"] in ("ERROR", "CRITICAL", "FATAL"):
+            key = (record["service"], sc.template(record["message"]))
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def new_templates(before: Window, after: Window) -> dict[tuple[str, str], float]:
+    """Templates of the after window that the before window did not log, per minute."""
+    old = {t for _, t in error_templates(before)}
+    per_min = 1.0 / sc.minutes(after)
+    return {k: round(n * per_min, 3) for k, n in error_templates(after).items() if k[1] not in old}
+
+
+def services(window: Window) -> list[str]:
+    return sorted({i["service"] for s in window["samples"] for i in s["instances"].values()})
