@@ -49,6 +49,9 @@ class Custody:
 
     judge: Judge
     trusted: frozenset[str]
+    # the labels.json text a bundle's files give (labels are derived, outside the seal): a stored one
+    # that differs was altered; None skips the check (the labeller lives in faultkit.labels)
+    relabel: Callable[[Path], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,10 @@ def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody
             f"{file}: validation.bundle: {v.bundle} holds verdict {verdict.get('status')!r} for "
             f"{verdict.get('fault')!r}, not an admission of {entry.id!r}"
         )
+    labels = folder / LABELS
+    if custody.relabel and labels.exists() and read_bytes(folder, LABELS) != custody.relabel(folder).encode():
+        raise InputError(f"{file}: validation.bundle: {v.bundle}/{LABELS} differs from the labels its files give; "
+                         f"run `faultkit label {entry.id} --write`")
     return State("admitted"), digest, signer
 
 

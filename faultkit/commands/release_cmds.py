@@ -15,6 +15,7 @@ from faultkit.commands import catalog_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
 from faultkit.keys import trusted_or_own
+from faultkit.labels.core import app_of, label_bundle, labels_text
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
@@ -30,8 +31,12 @@ trust_option = click.option(
 def custody(ws: Workspace, trust: tuple[Path, ...]) -> Custody:
     """The judge and the trusted keys. With neither --trust nor [trust], the one trusted key is this
     user's own validator key: a local catalog admits what its own validator observed."""
-    # the command layer hands the validator's judge to the catalog, which must not import validators
-    return Custody(judge=judge_bundle, trusted=trusted_or_own(ws.root, trust))
+    # the command layer hands the validator's judge and the labeller to the catalog, which imports neither
+    # (both import the catalog)
+    def relabel(folder: Path) -> str:
+        return labels_text(label_bundle(folder, app_of(ws, folder)))
+
+    return Custody(judge=judge_bundle, trusted=trusted_or_own(ws.root, trust), relabel=relabel)
 
 
 @click.command("build")

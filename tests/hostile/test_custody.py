@@ -180,3 +180,16 @@ def test_a_private_key_inside_the_repository_is_refused(ws, run):
     with pytest.raises(InputError, match="inside the repository"):
         make_bundle(ws, port_entry(1))
     assert not (ws.evidence_dir / "ms-cart-port-1" / "run-1" / SIGNATURE).exists()
+
+
+def test_altered_labels_beside_a_trusted_bundle_stop_the_build(ws, run):
+    data = admit(ws, port_entry(1))
+    assert run("label", data["id"], "--write").returncode == 0
+    labels = ws.root / data["validation"]["bundle"] / "labels.json"
+    ids, _, release = released(ws, run)
+    assert ids == ["ms-cart-port-1"] and release["labels"]["ms-cart-port-1"] == json.loads(labels.read_text())
+    forged = json.loads(labels.read_text())
+    forged["evidence"] = {}
+    labels.write_text(json.dumps(forged, indent=1, sort_keys=True) + "\n")
+    assert_clean(run("catalog", "build", "--version", "2"), 1, "labels.json differs from the labels its files give")
+    assert not (ws.dist_dir / "catalog-2.json").exists()
