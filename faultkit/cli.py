@@ -19,11 +19,13 @@ from faultkit.errors import FaultkitError, UsageError
 # name -> "module:attribute" of the command, then modules that add subcommands to it. Commands are
 # imported when used, so `faultkit catalog lint` does not pay for the platform, git or the validator.
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "apps": ("faultkit.commands.apps_cmds:apps", "faultkit.commands.author_cmds"),
+    "apps": ("faultkit.commands.apps_cmds:apps", "faultkit.commands.import_cmds"),
     "author": ("faultkit.commands.author_cmds:author",),
-    "catalog": ("faultkit.commands.catalog_cmds:catalog", "faultkit.commands.release_cmds"),
+    "build": ("faultkit.commands.build_cmds:build_cmd",),
+    "catalog": ("faultkit.commands.catalog_cmds:catalog",),  # build/export load lazily (catalog_cmds.py)
     "down": ("faultkit.commands.platform_cmds:down",),
     "gate": ("faultkit.commands.gate_cmds:gate_cmd",),
+    "init": ("faultkit.commands.init_cmd:init_cmd",),
     "judge": ("faultkit.commands.validate_cmds:judge_cmd",),
     "label": ("faultkit.commands.label_cmds:label_cmd",),
     "recover": ("faultkit.commands.validate_cmds:recover_cmd",),

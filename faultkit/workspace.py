@@ -54,7 +54,7 @@ class Workspace:
             if root is None:
                 raise UsageError(
                     f"{here}: not inside a faultkit catalog repository (no apps/ folder above it); "
-                    "run from the repository or set FAULTKIT_ROOT"
+                    "run from the repository, set FAULTKIT_ROOT, or start one with `faultkit init`"
                 )
         state = Path(environ["FAULTKIT_STATE_DIR"]) if environ.get("FAULTKIT_STATE_DIR") else root / ".faultkit"
         return cls(root=root, state_dir=state.resolve())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from faultkit.errors import InputError
 from faultkit.names import check_name
@@ -39,6 +40,35 @@ class Site:
 
 
 @dataclass(frozen=True)
+class UpstreamFile:
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the manifests come from: repository, version (tag, chart version or commit), folder, digests."""
+
+    repository: str
+    version: str
+    commit: str | None
+    path: str
+    files: tuple[UpstreamFile, ...]
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """The base image a service's Dockerfile starts from (its `ARG BASE`).
+
+    Either `ref`, an image the user provides (their registry's), used as it is; or `suite` and
+    `packages`, built here from Debian packages with debootstrap (no registry needed)."""
+
+    ref: str | None = None
+    suite: str = "bookworm"
+    packages: tuple[str, ...] = ("python3",)
+
+
+@dataclass(frozen=True)
 class AppDescriptor:
     name: str
     version: str
@@ -53,6 +83,17 @@ class AppDescriptor:
     lint_command: tuple[str, ...]
     test_command: tuple[str, ...]
     load: tuple[str, ...] = ()  # services that generate the workload rather than serve it
+    telemetry: tuple[str, ...] = ()  # observers: trace, metric and log collectors
+    fault_controls: tuple[str, ...] = ()  # the application's own fault switches (feature-flag services)
+    found_in: tuple[tuple[tuple[str, str], str], ...] = ()  # (edge, where) for edges not in the manifest env
+    upstream: Upstream | None = None
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The services a fault may target: all but load generators, telemetry and fault controls."""
+        left_out = {*self.load, *self.telemetry, *self.fault_controls}
+        return tuple(s.name for s in self.services if s.name not in left_out)
+    base_image: BaseImage = BaseImage()
 
     @property
     def observed(self) -> tuple[str, ...]:
@@ -62,6 +103,14 @@ class AppDescriptor:
     @property
     def service_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.services)
+
+    def target_refusal(self, name: str) -> str | None:
+        """Why a fault may not target `name`: it observes, or it is the app's own fault switch."""
+        if name in self.telemetry:
+            return f"{name} is telemetry in {self.name}'s descriptor; faults must not blind the observer"
+        if name in self.fault_controls:
+            return f"{name} is one of {self.name}'s built-in fault controls (feature flags); left alone"
+        return None
 
     def service(self, name: str) -> ServiceSpec:
         for s in self.services:
@@ -148,9 +197,29 @@ def load_descriptor(path: Path) -> AppDescriptor:
         lint_command=tuple(d.get("build", {}).get("lint", [])),
         test_command=tuple(d.get("build", {}).get("test", [])),
         load=tuple(d.get("load", [])),
+        telemetry=tuple(d.get("telemetry", [])),
+        fault_controls=tuple(d.get("fault_controls", [])),
+        found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
+        upstream=_upstream(d.get("upstream")),
+        base_image=_base_image(d.get("images", {}).get("base")),
     )
     _check_references(app, path, located)
     return app
+
+
+def _upstream(u: dict[str, Any] | None) -> Upstream | None:
+    if not u:
+        return None
+    return Upstream(str(u["repository"]), str(u["version"]), u.get("commit"), str(u.get("path", "")),
+                    tuple(UpstreamFile(f["path"], f["sha256"]) for f in u["files"]))
+
+
+def _base_image(value: str | dict | None) -> BaseImage:
+    if value is None:
+        return BaseImage()
+    if isinstance(value, str):
+        return BaseImage(ref=value)
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
 
 
 def _check_references(app: AppDescriptor, path: Path, located) -> None:
@@ -162,9 +231,11 @@ def _check_references(app: AppDescriptor, path: Path, located) -> None:
                 raise InputError(
                     f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}"
                 )
-    for name in app.load:
-        if name not in names:
-            raise InputError(f"{path}:{located.line(('load',))}: load: {name!r} is not a service{suggest(name, names)}")
+    for key in ("load", "telemetry", "fault_controls"):
+        for name in getattr(app, key):
+            if name not in names:
+                line = located.line((key,))
+                raise InputError(f"{path}:{line}: {key}: {name!r} is not a service{suggest(name, names)}")
     if app.entry not in names:
         raise InputError(
             f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"

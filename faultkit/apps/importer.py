@@ -19,17 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps import addresses, classify
+from faultkit.apps.classify import TELEMETRY
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
-from faultkit.catalog.config_rules import TELEMETRY
+from faultkit.apps.references import Reference, workload_references
+from faultkit.apps.source_scan import service_folders, source_references
 from faultkit.errors import InputError
 
-_ADDR = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+.-]*)://)?(?:[^@/\s]*@)?(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*)"
-                   r"(?::(?P<port>\d{1,5}))?(?:[/?#].*)?$")
-_VAR = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_TAG_VERSION = re.compile(r"^v?\d+(\.\d+)+")
+CONNECTION_KEY = re.compile(r"^(host|server|data ?source|address|addr)$", re.I)
 HOST_NAME = re.compile(r"(HOST|HOSTNAME|SERVER|ADDR|ADDRESS)$", re.I)
 REGISTRY = re.compile(r"nacos|eureka|consul|zookeeper|registry|discovery", re.I)
 TRAFFIC = re.compile(r"load|locust|traffic|k6|bench", re.I)
-LOCAL = re.compile(r"^(localhost|[0-9.]+)$")
 NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$")
 ENTRY_NAMES = re.compile(r"frontend|gateway|proxy|ui|web", re.I)
 
@@ -64,6 +65,8 @@ class Imported:
     telemetry: tuple[tuple[str, str], ...]  # edges through telemetry settings, left out
     external: tuple[tuple[str, str], ...]  # (service, address) naming no Service of the manifests
     files: tuple[Path, ...]
+    roles: tuple[tuple[str, str], ...] = ()  # (service, role) of every service that is not the app itself
+    controls: tuple[tuple[str, str], ...] = ()  # edges to built-in fault controls, left out
 
 
 def load(files: Iterable[Path]) -> list[Doc]:
@@ -100,76 +103,129 @@ def _ns(doc: Doc) -> str:
 
 def resolve(host: str, names: set[str]) -> str | None:
     """The Service a host names: `cart`, `cart.shop`, `cart.shop.svc`, `cart.shop.svc.cluster.local`."""
-    host = host.lower().rstrip(".")
-    if host in names:
-        return host
-    parts = host.split(".")
-    if len(parts) >= 2 and parts[2:] in ([], ["svc"], ["svc", "cluster", "local"]) and parts[0] in names:
-        return parts[0]
-    return None
+    found = addresses.cluster_name(host)
+    return found[0] if found and found[0] in names else None
 
 
-def addresses(env_name: str, value: str) -> list[tuple[str, bool]]:
+def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[str, bool]]:
     """(host, written as an address) for each host an env value names: URLs and host:port are
-    addresses; a bare host counts only in a *_HOST-like variable."""
+    addresses; a bare host counts only in a *_HOST-like variable (or key, in free text)."""
     hosts = []
-    for token in re.split(r"[,;\s]+", value.strip()):
-        m = _ADDR.match(token)
-        if m and (m.group("scheme") or m.group("port")):
-            hosts.append((m.group("host"), True))
-        elif m and HOST_NAME.search(env_name):
-            hosts.append((m.group("host"), False))
+    for token in addresses.tokens(value):
+        key, eq, rest = token.partition("=")
+        if eq and CONNECTION_KEY.match(key):  # ADO.NET / libpq key=value connection strings
+            a = addresses.parse(rest)
+            if a:
+                hosts.append((a.host, True))
+            continue
+        a = addresses.parse(token)
+        if a and a.explicit:
+            hosts.append((a.host, True))
+        elif a and HOST_NAME.search(env_name.replace(".", "_") if free_text else env_name):
+            hosts.append((a.host, False))
     return hosts
 
 
-def expand(value: str, env: dict[str, str]) -> str:
-    return _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), value).replace("$$(", "$(")
-
-
-def import_manifests(name: str, files: list[Path]) -> Imported:
+def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
     docs = load(files)
     workloads = _workloads(docs)
     if not workloads:
         raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found")
+    refs = [r for body, w in _workload_docs(docs, workloads)
+            for r in workload_references(w.service_name, pod_spec(body), docs)]
+    services = [_service(w) for w in workloads]
+    _image_aliases(services, workloads)
+    if source is not None:
+        refs += source_references(source, services)
+        folders = service_folders(source, services)
+        for s in services:
+            folder, language = folders.get(s["name"], (None, None))
+            if folder:
+                s["language"], s["source"] = language, folder
+                if folder != s["name"]:
+                    s["aliases"] = list(dict.fromkeys([*s.get("aliases", []), folder]))
+    graph = _graph(workloads, {d.name for d in docs if d.kind == "Service"}, refs)
+    names = [s["name"] for s in services]
+    roles = {w.service_name: classify.service_role(_names_of(w), _images(w)) for w in workloads}
+    edges, left_out = _split(graph.edges, roles)
+    apps = [n for n in names if roles[n] in ("app", "load")]
+    unresolved = _unresolved(apps, edges, graph.registry_users)
+    descriptor: dict[str, Any] = {
+        "schema": "faultkit/app/v1", "name": name,
+        "version": _version([w for w in workloads if roles[w.service_name] in ("app", "load")] or workloads),
+        "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
+        "manifests": "manifests",
+        **({"source": "src"} if source is not None else {}),
+        "entry": _entry(workloads, apps, list(edges), {n for n in names if roles[n] == "load"}),
+        "services": services,
+        "edges": [[a, b, where] if where else [a, b] for (a, b), where in edges.items()],
+    }
+    for key, role in (("load", "load"), ("telemetry", "telemetry"), ("fault_controls", "fault-control")):
+        if any(r == role for r in roles.values()):
+            descriptor[key] = [n for n in names if roles[n] == role]
+    return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(graph.telemetry + left_out["telemetry"])),
+                    tuple(dict.fromkeys(graph.external)), tuple(files),
+                    tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]))
+
+
+@dataclass(frozen=True)
+class _Graph:
+    edges: dict[tuple[str, str], str | None]  # (caller, callee) -> where found; None: in the manifest env
+    telemetry: list[tuple[str, str]]
+    external: list[tuple[str, str]]
+    registry_users: dict[str, str]
+
+
+def _graph(workloads: list[Workload], svc_names: set[str], refs: list[Reference]) -> _Graph:
     owner = {s.name: w.service_name for w in workloads for s in w.services}
-    svc_names = {d.name for d in docs if d.kind == "Service"}
-    edges: list[tuple[str, str]] = []
+    edges: dict[tuple[str, str], str | None] = {}
     telemetry: list[tuple[str, str]] = []
     external: list[tuple[str, str]] = []
     registry_users: dict[str, str] = {}
-    for w in workloads:
-        caller = w.service_name
-        for c in w.containers:
-            env: dict[str, str] = {}
-            for item in c.get("env") or []:
-                if not isinstance(item, dict) or not isinstance(item.get("value"), str | int):
-                    continue
-                var, value = str(item.get("name")), expand(str(item["value"]), env)
-                env[var] = value
-                for host, explicit in addresses(var, value):
-                    target = resolve(host, svc_names)
-                    callee = owner.get(target) if target else None
-                    if callee is None:
-                        if explicit and not LOCAL.match(host) and not TELEMETRY.search(var):
-                            external.append((caller, value))
-                    elif callee != caller:
-                        (telemetry if TELEMETRY.search(var) else edges).append((caller, callee))
-                        if REGISTRY.search(target) or REGISTRY.search(var):
-                            registry_users.setdefault(caller, target)
-    edges = list(dict.fromkeys(edges))
-    services = [_service(w) for w in workloads]
-    names = [s["name"] for s in services]
-    unresolved = _unresolved(names, edges, registry_users)
-    descriptor = {
-        "schema": "faultkit/app/v1", "name": name, "version": _version(workloads),
-        "description": f"Imported from {', '.join(sorted({p.name for p in files}))} by faultkit apps import.",
-        "manifests": "manifests",
-        "entry": _entry(docs, workloads, names, edges),
-        "services": services,
-        "edges": [list(e) for e in edges],
-    }
-    return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(telemetry)),
-                    tuple(dict.fromkeys(external)), tuple(files))
+    for r in refs:
+        for host, explicit in hosts_in(r.name, r.value, r.free_text):
+            target = resolve(host, svc_names)
+            callee = owner.get(target) if target else None
+            if callee is None:
+                literal_ip = addresses.is_local(host) or addresses.is_ip(host)
+                if explicit and not literal_ip and not TELEMETRY.search(r.name) and not r.free_text:
+                    external.append((r.caller, r.value if r.found_in is None else f"{r.value} ({r.found_in})"))
+            elif callee != r.caller:
+                if TELEMETRY.search(r.name):
+                    telemetry.append((r.caller, callee))
+                elif (r.caller, callee) not in edges or r.found_in is None:  # written in the manifest wins
+                    edges[(r.caller, callee)] = r.found_in
+                if REGISTRY.search(target or "") or REGISTRY.search(r.name):
+                    registry_users.setdefault(r.caller, target or "")
+    return _Graph(edges, telemetry, external, registry_users)
+
+
+def _split(edges: dict[tuple[str, str], str | None], roles: dict[str, str]
+           ) -> tuple[dict[tuple[str, str], str | None], dict[str, list[tuple[str, str]]]]:
+    """Edges of the application graph, and those to or among telemetry and fault controls, left out."""
+    kept: dict[tuple[str, str], str | None] = {}
+    left: dict[str, list[tuple[str, str]]] = {"telemetry": [], "fault-control": []}
+    for (a, b), where in edges.items():
+        role = next((roles[x] for x in (b, a) if roles[x] in left), None)
+        if role:
+            left[role].append((a, b))
+        else:
+            kept[(a, b)] = where
+    return kept, left
+
+
+def _workload_docs(docs: list[Doc], workloads: list[Workload]) -> list[tuple[dict[str, Any], Workload]]:
+    by_name = {(w.kind, w.name): w for w in workloads}
+    return [(d.body, by_name[(d.kind, d.name)]) for d in docs if (d.kind, d.name) in by_name]
+
+
+def _names_of(w: Workload) -> list[str]:
+    return [w.service_name, w.name, *(d.name for d in w.services),
+            *(w.labels.get(k, "") for k in ("app.kubernetes.io/name", "app.kubernetes.io/component", "app"))]
+
+
+def _images(w: Workload) -> list[str]:
+    return [str(c.get("image", "")) for c in w.containers]
 
 
 def _service(w: Workload) -> dict[str, Any]:
@@ -187,11 +243,26 @@ def _service(w: Workload) -> dict[str, Any]:
     return out
 
 
-def _unresolved(names: list[str], edges: list[tuple[str, str]], registry: dict[str, str]) -> list[tuple[str, str]]:
+def _image_aliases(services: list[dict[str, Any]], workloads: list[Workload]) -> None:
+    """Add each workload's image name (`.../emailservice:v1` -> emailservice) as an alias, unless
+    several workloads share it (one `demo` image with a tag per component names none of them)."""
+    names = [{str(c.get("image", "")).rsplit("/", 1)[-1].split("@")[0].split(":")[0] for c in w.containers}
+             for w in workloads]
+    counts = Counter(n for group in names for n in group)
+    for s, group in zip(services, names, strict=True):
+        for image in sorted(group):
+            if image and counts[image] == 1 and NAME.match(image) and image != s["name"]:
+                s["aliases"] = list(dict.fromkeys([*s.get("aliases", []), image]))
+
+
+def _unresolved(names: list[str], edges: dict[tuple[str, str], str | None], registry: dict[str, str]
+                ) -> list[tuple[str, str]]:
     out = []
     linked = {n for e in edges for n in e}
+    # a registry user whose peers were found in its configuration or source is resolved by them
+    found = {a for (a, b), where in edges.items() if where and b not in registry.values()}
     for n in names:
-        if n in registry:
+        if n in registry and n not in found:
             out.append((n, f"finds its dependencies through the registry {registry[n]!r} at run time; "
                            "add its edges by hand"))
         elif len(names) > 1 and n not in linked:
@@ -201,29 +272,35 @@ def _unresolved(names: list[str], edges: list[tuple[str, str]], registry: dict[s
 
 
 def _version(workloads: list[Workload]) -> str:
-    """The chart's app.kubernetes.io/version label, else the image tag most workloads share."""
+    """The chart's app.kubernetes.io/version label, else the image tag most workloads share (its
+    version part: one image per component tagged `2.1.3-cart`, `2.1.3-ad` shares `2.1.3`)."""
     key = "app.kubernetes.io/version"
     labels = Counter(w.labels[key] for w in workloads if key in w.labels)
-    tags = Counter(str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
-                   if ":" in str(c.get("image", "")).rpartition("/")[2])
+    raw = [str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
+           if ":" in str(c.get("image", "")).rpartition("/")[2]]
+    tags = Counter((m.group(0) if (m := _TAG_VERSION.match(t)) else t) for t in raw)
     for found in (labels, tags):
         if found and found.most_common(1)[0][1] > 1:
             return found.most_common(1)[0][0]
     return "0.0.0"
 
 
-def _entry(docs: list[Doc], workloads: list[Workload], names: list[str], edges: list[tuple[str, str]]) -> str:
-    """Where users come in: a LoadBalancer/NodePort Service's workload, else what a traffic source
-    calls, else a front-looking name, else the service that reaches the most others."""
-    for w in workloads:
-        if any(d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services):
-            return w.service_name
+def _entry(workloads: list[Workload], names: list[str], edges: list[tuple[str, str]], load: set[str]) -> str:
+    """Where users come in: a LoadBalancer/NodePort Service's workload (one that only load generators
+    call, where there are several), else what a load generator calls, else a front-looking name,
+    else the service that reaches the most others."""
     callers = {b: [a for a, x in edges if x == b] for b in names}
-    for source in (n for n in names if not callers[n] and TRAFFIC.search(n)):
+    exposed = [w.service_name for w in workloads if w.service_name in callers and any(
+        d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services)]
+    front = [n for n in exposed if all(c in load for c in callers[n])]
+    if exposed:
+        return (front or exposed)[0]
+    sources = [n for n in names if n in load or (not callers[n] and TRAFFIC.search(n))]
+    for source in sources:
         called = [b for a, b in edges if a == source]
         if called:
             return called[0]
-    fronts = [n for n in names if ENTRY_NAMES.search(n) and not TRAFFIC.search(n)]
+    fronts = [n for n in names if ENTRY_NAMES.search(n) and n not in sources]
     if fronts:
         return fronts[0]
     return max(names, key=lambda n: (len(_reach(n, edges)), -names.index(n)))

@@ -32,7 +32,8 @@ class Doc:
 def load_manifests(folder: Path) -> list[Doc]:
     """Every Kubernetes object in the folder's *.yaml / *.yml files, in file order."""
     if not folder.is_dir():
-        raise InputError(f"{folder}: manifests folder not found")
+        raise InputError(f"{folder}: manifests folder not found; put the app's manifests there (for an app "
+                         "derived from upstream files, your copy of them: faultkit apps verify APP --manifests DIR)")
     files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     return [doc for f in files for doc in load_manifest_file(f)]
 
@@ -122,7 +123,8 @@ def find_container(docs: list[Doc], workload: str, container: str) -> dict[str, 
     raise InputError(f"{doc.file}:{doc.line}: workload {workload!r} has no container {container!r} (it has {names})")
 
 
-def _step(node: Any, segment: str) -> Any:
+def step(node: Any, segment: str) -> Any:
+    """One segment of a field path: a dict key, a list item by `name` (an env var by its value), or an index."""
     if isinstance(node, dict):
         return node.get(segment)
     if isinstance(node, list):
@@ -139,7 +141,7 @@ def get_field(spec: dict[str, Any], path: str) -> str | None:
     """The value at `path` as a string (what the process would see), None when absent."""
     node: Any = spec
     for segment in path.split("."):
-        node = _step(node, segment)
+        node = step(node, segment)
         if node is None:
             return None
     if isinstance(node, (dict, list)):
@@ -153,7 +155,7 @@ def set_field(spec: dict[str, Any], path: str, value: str | None) -> dict[str, A
     *parents, last = path.split(".")
     node: Any = out
     for segment in parents:
-        child = _step(node, segment)
+        child = step(node, segment)
         if child is None and isinstance(node, dict):
             child = node.setdefault(segment, {})
         if child is None:

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps import addresses, quantities
+from faultkit.apps.addresses import Address
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifests, pod_spec
 from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
 from faultkit.authoring.config import dependency_of, password_like, plan_config
 from faultkit.authoring.direct import plan_direct
-from faultkit.catalog.config_rules import ADDRESS, PASSWORD, QUANTITY, refusal
+from faultkit.catalog.config_rules import PASSWORD, refusal
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError
@@ -54,9 +56,14 @@ def traffic_sources(app: AppDescriptor) -> set[str]:
     return {s for s in app.service_names if s != app.entry and not app.callers(s)}
 
 
+def left_alone(app: AppDescriptor) -> set[str]:
+    """Services no candidate targets: traffic sources, telemetry and the app's own fault controls."""
+    return traffic_sources(app) | set(app.load) | set(app.telemetry) | set(app.fault_controls)
+
+
 def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
     by_workload = {s.workload: s.name for s in app.services}
-    skip = traffic_sources(app)
+    skip = left_alone(app)
     for doc in docs:
         if doc.kind in WORKLOAD_KINDS and by_workload.get(doc.name) not in (None, *skip):
             for c in pod_spec(doc.body).get("containers") or []:
@@ -72,18 +79,23 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         value = item.get("value")
         if not isinstance(value, str) or not value or refusal(c, field):
             continue
-        m = ADDRESS.match(value)
-        if m and dependency_of(app, value):
-            yield Change(workload, name, field, _new_port(app, value, m), "dependency-port")
-            host = m.group(1)
-            yield Change(workload, name, field, value.replace(host, _new_host(host), 1), "connection-host")
+        a = addresses.parse_with_port(value)
+        if a and dependency_of(app, value) in {*app.telemetry, *app.fault_controls}:
+            continue  # an address of a collector or a flag service: the observer and the switches stay
+        if a and dependency_of(app, value):
+            yield Change(workload, name, field, _new_port(app, a), "dependency-port")
+            yield Change(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
             yield Change(workload, name, field, "", "cleared-value")
         elif PASSWORD.search(str(item.get("name"))):
             yield Change(workload, name, field, password_like(f"{workload}/{field}/{value}"), "connection-password")
             yield Change(workload, name, field, "", "cleared-value")
     for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
-        if resource in ("cpu", "memory") and QUANTITY.match(str(value)):
-            yield Change(workload, name, f"resources.limits.{resource}", _lower(str(value)), "resource-limit")
+        if resource in ("cpu", "memory") and quantities.is_quantity(value):
+            new = _lower(str(value))
+            if resource == "memory" and quantities.memory_problem(new):
+                new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
+            if new != str(value):
+                yield Change(workload, name, f"resources.limits.{resource}", new, "resource-limit")
 
 
 def _service_changes(doc: Doc) -> Iterator[Change]:
@@ -94,14 +106,14 @@ def _service_changes(doc: Doc) -> Iterator[Change]:
             yield Change(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1), "port-mismatch")
 
 
-def _new_port(app: AppDescriptor, value: str, m: Any) -> str:
+def _new_port(app: AppDescriptor, a: Address) -> str:
     """The next port nothing of the dependency listens on: reads like a typo or a stale default."""
-    dep = app.service(dependency_of(app, value) or "")
+    dep = app.service(dependency_of(app, a.text) or "")
     used = {p.port for p in dep.ports}
-    port = int(m.group(2)) + 1
+    port = (a.port or 0) + 1
     while port in used:
         port += 1
-    return value[: m.start(2)] + str(port) + value[m.end(2):]
+    return a.with_port(port)
 
 
 def _new_host(host: str) -> str:
@@ -122,7 +134,9 @@ def _lower(quantity: str) -> str:
     return f"{max(1, int(float(number) / 4))}{unit}"
 
 
-def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Candidate]:
+def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None
+               ) -> list[Candidate]:
+    """Every candidate; `folder` (drafts) is where they would be written, instead of catalog/<app>/."""
     app = load_app(ws, app_name)
     docs = load_manifests(app.manifests_dir)
     existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
@@ -137,8 +151,8 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
             out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
-        out.append(_status(ws, data, existing))
-    skip = traffic_sources(app)
+        out.append(_status(ws, data, existing, folder))
+    skip = left_alone(app)
     for service in app.service_names:
         if service in skip:
             continue
@@ -146,25 +160,27 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local") -> list[Ca
             if platform in action.platforms:
                 entry_id = slug(app.name, service, action.name)[:80].strip("-")
                 data = plan_direct(ws, app.name, service, action.name, entry_id=entry_id, unique=False, app=app)
-                out.append(_status(ws, data, existing))
+                out.append(_status(ws, data, existing, folder))
     return out
 
 
-def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str]) -> Candidate:
-    if entry_path(ws, data["app"], data["id"]).exists():
-        return Candidate(data, "exists", f"catalog/{data['app']}/{data['id']}.yaml exists")
+def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str],
+            folder: Path | None = None) -> Candidate:
+    for path in (entry_path(ws, data["app"], data["id"]), *([folder / f"{data['id']}.yaml"] if folder else [])):
+        if path.exists():
+            return Candidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
     same = existing.get(entry_from_data(data).change_key)
     if same:
         return Candidate(data, "duplicate", f"{same} makes the same change")
     return Candidate(data, "new")
 
 
-def write_candidates(ws: Workspace, found: list[Candidate]) -> list[Path]:
-    """Write the new ones; never overwrite."""
+def write_candidates(ws: Workspace, found: list[Candidate], folder: Path | None = None) -> list[Path]:
+    """Write the new ones (to catalog/<app>/, or to `folder`); never overwrite."""
     written = []
     for c in found:
         if c.status == "new":
-            path = entry_path(ws, c.data["app"], c.id)
+            path = folder / f"{c.id}.yaml" if folder else entry_path(ws, c.data["app"], c.id)
             write_new(path, render(c.data))
             written.append(path)
     return written

@@ -30,8 +30,8 @@ from faultkit.authoring.common import (
     todo,
     write_new,
 )
-from faultkit.authoring.leakage import Leak, giveaway_words, patch_leaks
-from faultkit.authoring.placeholders import todo_paths
+from faultkit.catalog.placeholders import todo_paths
+from faultkit.catalog.rules.leakage import Leak, giveaway_words, patch_leaks
 from faultkit.errors import InputError, UsageError
 from faultkit.names import confine
 from faultkit.workspace import Workspace
@@ -74,13 +74,41 @@ def sessions_dir(ws: Workspace) -> Path:
     return ws.state_dir / "authoring"
 
 
-def start(ws: Workspace, app_name: str, service: str, entry_id: str) -> Session:
-    check_id(entry_id)
-    app = load_app(ws, app_name)
-    source = app.service_source(service)
-    if source is None:
+def layout(app: AppDescriptor, service: str, source_root: Path | None = None) -> tuple[Path, list[str]]:
+    """The folder the working copy mirrors, and the service's and common folders relative to it.
+
+    Paths are relative to the app folder when the source lives inside it (patches apply there, as
+    the validator applies them); relative to the source root when it lives elsewhere (`source:
+    ../../src`) or when the author names a checkout with `--source DIR`.
+    """
+    spec = app.service(service)
+    if spec.source is None or (app.source_dir is None and source_root is None):
         raise InputError(f"{service} has no source folder in {app.name}'s descriptor (services[].source); "
                          "a code fault needs the service's source")
+    if source_root is not None:
+        root, prefix = source_root.resolve(), Path()
+    else:
+        assert app.source_dir is not None
+        src = app.source_dir.resolve()
+        inside = src.is_relative_to(app.root.resolve())
+        root = app.root.resolve() if inside else src
+        prefix = src.relative_to(root) if inside else Path()
+    folders = []
+    for rel in (spec.source, *app.common):
+        folder = (root / prefix / rel).resolve()
+        if not folder.is_relative_to(root):
+            raise InputError(f"{app.name}: source folder {rel!r} leads outside {root}; name a folder inside it")
+        if not folder.is_dir():
+            hint = "" if source_root is not None else "; or pass --source DIR, a checkout of the source"
+            raise InputError(f"{folder}: source folder named by {app.name}'s descriptor not found{hint}")
+        folders.append(folder.relative_to(root).as_posix())
+    return root, folders
+
+
+def start(ws: Workspace, app_name: str, service: str, entry_id: str, source_root: Path | None = None) -> Session:
+    check_id(entry_id)
+    app = load_app(ws, app_name)
+    root, folders = layout(app, service, source_root)
     for taken in (entry_path(ws, app.name, entry_id), ws.patches_dir / app.name / f"{entry_id}.diff"):
         if taken.exists():
             raise InputError(f"{taken.relative_to(ws.root)} already exists; choose another id")
@@ -89,26 +117,37 @@ def start(ws: Workspace, app_name: str, service: str, entry_id: str) -> Session:
         raise UsageError(f"{wc}: a working copy for {entry_id!r} exists; edit it and run "
                          f"`faultkit author code --finish {entry_id}`, or `--discard {entry_id}` to start over")
     try:
-        folders = [source, *[(app.source_dir / c).relative_to(app.root).as_posix() for c in app.common]]
         for rel in folders:
-            if not (app.root / rel).is_dir():
-                raise InputError(f"{app.root / rel}: source folder named by {app.name}'s descriptor not found")
-            shutil.copytree(app.root / rel, wc / rel, ignore=SKIP, symlinks=True)
+            shutil.copytree(root / rel, wc / rel, ignore=SKIP, symlinks=True)
         repo = git.Repo.init(wc)
         with repo.config_writer() as cfg:
             cfg.set_value("user", "name", "faultkit author")
             cfg.set_value("user", "email", "author@faultkit.invalid")
             cfg.set_value("core", "autocrlf", "false")
+            cfg.set_value("core", "excludesFile", "")  # the author's global ignores must not hide source
         (wc / ".git" / "info").mkdir(exist_ok=True)
         (wc / ".git" / "info" / "exclude").write_text(EXCLUDE)
         repo.git.add(A=True)
+        if not repo.git.diff("--cached", "--name-only"):
+            raise InputError(f"{root / folders[0]}: no source files to author on (the folder is empty); "
+                             "put the service's source there, or pass --source DIR, a checkout of it")
         repo.git.commit("-q", "-m", f"{app.name} {app.version}: {service} base", "--no-verify")
-        session = Session(entry_id, app.name, service, source, repo.head.commit.hexsha, wc)
+        session = Session(entry_id, app.name, service, folders[0], repo.head.commit.hexsha, wc)
         (wc / ".git" / SESSION).write_text(json.dumps({k: str(v) for k, v in session.__dict__.items()}))
+    except git.GitCommandError as e:
+        shutil.rmtree(wc, ignore_errors=True)
+        detail = (e.stderr or e.stdout or str(e)).strip().splitlines()
+        raise InputError(f"{wc}: git could not record the base ({detail[-1] if detail else e}); "
+                         "check that git works here (git --version, git config)") from None
     except BaseException:
         shutil.rmtree(wc, ignore_errors=True)
         raise
     return session
+
+
+def check_commands(app: AppDescriptor) -> list[list[str]]:
+    """The descriptor's build lint and test commands, run in the service folder by the validator."""
+    return [list(c) for c in (app.lint_command, app.test_command) if c]
 
 
 def load_session(ws: Workspace, entry_id: str) -> Session:
@@ -163,8 +202,8 @@ def choose_marker(added: list[str], original: str) -> str | None:
     literals = [a or b for line in added for a, b in _LITERAL.findall(line)]
     idents = [m for line in added for m in _IDENT.findall(line)]
     for group in (literals, idents):
-        fresh = {c for c in group if c.strip() and len(c) <= 80 and c not in original}
-        fresh = sorted(fresh, key=lambda c: (-len(c), c))
+        fresh = sorted({c for c in group if c.strip() and len(c) <= 80 and c not in original},
+                       key=lambda c: (-len(c), c))
         if fresh:
             return fresh[0]
     lines = sorted({s.strip() for s in added if len(s.strip()) >= 8 and s.strip() not in original}, key=len)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from faultkit.apps import addresses
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, find_container, get_field, load_manifests, pod_spec
 from faultkit.authoring.common import (
@@ -26,9 +27,9 @@ from faultkit.authoring.common import (
     skeleton,
     todo,
 )
-from faultkit.authoring.leakage import find_words, giveaway_words
-from faultkit.catalog.config_rules import ADDRESS, kind_mismatch, refusal
+from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import entry_from_data
+from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS
 from faultkit.errors import InputError
 from faultkit.workspace import Workspace
@@ -100,10 +101,10 @@ def owner(app: AppDescriptor, setting: Setting) -> str:
 
 def dependency_of(app: AppDescriptor, value: str | None) -> str | None:
     """The app service an address value points at (host, or FQDN host.ns.svc.cluster.local)."""
-    m = ADDRESS.match(value or "")
-    if not m:
+    a = addresses.parse_with_port(value or "")
+    if a is None:
         return None
-    host = m.group(1).split(".")[0]
+    host = a.host.split(".")[0]
     return next((s.name for s in app.services if host in (s.name, *s.aliases)), None)
 
 
@@ -155,6 +156,9 @@ def plan_config(ws: Workspace, app_name: str, workload: str, container: str | No
         raise InputError(f"the new value {new!r} contains {', '.join(words)}; an agent reads deployed values, "
                          "choose one that reads like an ordinary release")
     service = owner(app, setting)
+    for end in (service, dependency_of(app, setting.value)):
+        if end and app.target_refusal(end):
+            raise InputError(f"{setting.workload} {field}: {app.target_refusal(end)}")
     entry_id = check_id(entry_id) if entry_id else free_id(ws, app.name, f"{app.name}-{setting.workload}-{field}",
                                                             taken or set())
     data = _entry(app, setting, service, new, kind, entry_id, category or default_category(app, kind, setting.value))

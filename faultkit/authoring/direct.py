@@ -73,6 +73,8 @@ def plan_direct(ws: Workspace, app_name: str, service: str, action_name: str,
                 app: AppDescriptor | None = None) -> dict[str, Any]:
     app = app or load_app(ws, app_name)
     app.service(service)
+    if app.target_refusal(service):
+        raise InputError(f"--service {service}: {app.target_refusal(service)}")
     action = action_named(action_name)
     level = level or action.levels[0]
     if level not in action.levels:

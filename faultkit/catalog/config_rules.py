@@ -6,16 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from faultkit.apps.manifests import _step
+from faultkit.apps import addresses, quantities
+from faultkit.apps.classify import FAULT_CONTROLS, TELEMETRY
+from faultkit.apps.manifests import step
 
-# Telemetry settings and the application's own fault controls are left alone: changing them
-# either blinds the observer or uses a switch the application built for chaos experiments.
-TELEMETRY = re.compile(r"^(OTEL_|JAEGER_|ZIPKIN_)|TRAC(E|ING)|PROFIL|METRICS?_|PROMETHEUS", re.I)
-FAULT_CONTROLS = re.compile(r"FLAGD|FEATURE_?FLAG|^FLAG_|CHAOS|FAULT", re.I)
 SECRET_NAME = re.compile(r"SECRET|TOKEN|PRIVATE_KEY|API_KEY|CERT", re.I)
 PASSWORD = re.compile(r"PASS(WORD)?|CREDENTIAL|AUTH", re.I)
-ADDRESS = re.compile(r"^(?:[a-z]+://)?([A-Za-z0-9.-]+):(\d+)(/.*)?$")
-QUANTITY = re.compile(r"^\d+(\.\d+)?(m|Ki|Mi|Gi|Ti|K|M|G|T)?$")
 
 
 def refusal(spec: dict[str, Any], field: str) -> str | None:
@@ -28,7 +24,7 @@ def refusal(spec: dict[str, Any], field: str) -> str | None:
         return "mounted files are indirectly loaded configuration; only settings written in the manifest may change"
     if head == "env" and rest:
         name = rest[0]
-        item = _step(spec.get("env") or [], name)
+        item = step(spec.get("env") or [], name)
         if isinstance(item, dict) and "valueFrom" in item:
             source = next(iter(item["valueFrom"]), "a reference")
             return f"env {name} is loaded from {source}; only values written directly in the manifest may change"
@@ -52,7 +48,7 @@ def kind_mismatch(kind: str, field: str, old: str | None, new: str | None) -> st
     if kind == "resource-limit":
         if not field.startswith("resources.limits."):
             return "a resource-limit change is to resources.limits.<cpu|memory>"
-        return None if new and QUANTITY.match(new) else f"{new!r} is not a Kubernetes quantity such as 64Mi or 250m"
+        return _limit_problem(field.rsplit(".", 1)[1], new)
     if kind == "connection-password":
         return (
             None
@@ -60,10 +56,10 @@ def kind_mismatch(kind: str, field: str, old: str | None, new: str | None) -> st
             else "a connection-password change is to an env var holding a password"
         )
     if kind in ("dependency-port", "connection-host"):
-        o, n = ADDRESS.match(old or ""), ADDRESS.match(new or "")
+        o, n = addresses.parse_with_port(old or ""), addresses.parse_with_port(new or "")
         if head != "env" or not o or not n:
             return f"a {kind} change rewrites an env value of the form host:port or a URL"
-        same_host, same_port = o.group(1) == n.group(1), o.group(2) == n.group(2)
+        same_host, same_port = o.host == n.host, o.port == n.port
         if kind == "dependency-port" and not (same_host and not same_port):
             return "a dependency-port change keeps the host and changes the port"
         if kind == "connection-host" and same_host:
@@ -74,3 +70,18 @@ def kind_mismatch(kind: str, field: str, old: str | None, new: str | None) -> st
             return None if (new or "").isdigit() else f"{new!r} is not a port number"
         return "a port-mismatch change is to a listener port (env *PORT, containerPort, targetPort)"
     return f"unknown kind {kind!r}"
+
+
+def _limit_problem(resource: str, new: str | None) -> str | None:
+    """Why `new` is not a limit Kubernetes would run as meant: not a quantity, or a unit mistake."""
+    if not new:
+        return "a resource-limit change sets a quantity such as 64Mi or 250m"
+    try:
+        if resource == "memory":
+            return quantities.memory_problem(new)
+        if resource == "cpu":
+            return quantities.cpu_problem(new)
+        quantities.parse(new)
+    except quantities.QuantityError as e:
+        return str(e)
+    return None

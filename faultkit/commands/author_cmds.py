@@ -1,31 +1,27 @@
-"""`faultkit author ...` (code, config and direct faults; candidates) and `faultkit apps import`."""
+"""`faultkit author ...`: code, config and direct faults; candidates."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.markup import escape
 
-from faultkit.apps.importer import import_manifests
+from faultkit.apps.descriptor import load_app
 from faultkit.authoring import code as code_fault
 from faultkit.authoring.candidates import candidates, write_candidates
 from faultkit.authoring.common import entry_path, render, write_new
 from faultkit.authoring.config import plan_config
 from faultkit.authoring.direct import plan_direct, platforms_note
-from faultkit.authoring.leakage import title_leaks
-from faultkit.authoring.placeholders import todo_paths
+from faultkit.authoring.drafts import drafts_dir
+from faultkit.catalog.placeholders import todo_paths
+from faultkit.catalog.rules.leakage import title_leaks
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
-from faultkit.commands import apps_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.errors import InputError, UsageError
-from faultkit.names import check_option, confine
+from faultkit.errors import UsageError
 from faultkit.workspace import Workspace
-from faultkit.yamlio import atomic_write
 
 
 @click.group()
@@ -39,9 +35,11 @@ def author() -> None:
 @click.option("--id", "entry_id", help="The new entry's id (also its file name).")
 @click.option("--finish", "finish_id", metavar="ID", help="Capture the edits of working copy ID.")
 @click.option("--discard", "discard_id", metavar="ID", help="Delete working copy ID without writing anything.")
+@click.option("--source", "source_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A checkout of the app's source (the folder the descriptor's services[].source are in).")
 @json_option
 def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, finish_id: str | None,
-             discard_id: str | None, as_json: bool) -> None:
+             discard_id: str | None, source_root: Path | None, as_json: bool) -> None:
     """Author a code fault through a git working copy of the service's pinned source.
 
     \b
@@ -57,13 +55,16 @@ def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, fi
     elif finish_id:
         _finish(ws, finish_id, as_json)
     elif app_name and service and entry_id:
-        session = code_fault.start(ws, app_name, service, entry_id)
+        session = code_fault.start(ws, app_name, service, entry_id, source_root)
+        checks = code_fault.check_commands(load_app(ws, app_name))
         if as_json:
-            print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir)})
+            print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir),
+                        "checks": checks})
             return
         click.echo(f"Working copy of {session.app}/{session.source} ready. Edit the files under:\n"
                    f"  {session.edit_dir}\n"
-                   f"Only files under {session.source}/ may change. When done:\n"
+                   + "".join(f"Run the service's own checks there: {' '.join(c)}\n" for c in checks)
+                   + f"Only files under {session.source}/ may change. When done:\n"
                    f"  faultkit author code --finish {session.id}")
     else:
         raise UsageError("give --app, --service and --id to start, --finish ID to capture, or --discard ID")
@@ -159,15 +160,18 @@ def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, not
 @click.option("--app", "app_name", required=True)
 @click.option("--platform", default="local", show_default=True, help="Direct actions this platform can carry out.")
 @click.option("--write", is_flag=True, help="Write the new candidates to catalog/<app>/ (never overwrites).")
+@click.option("--drafts", is_flag=True, help="Write them as drafts to drafts/<app>/ instead, outside the catalog.")
 @json_option
-def candidates_cmd(app_name: str, platform: str, write: bool, as_json: bool) -> None:
+def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_json: bool) -> None:
     """List every config and direct fault the rules allow for an application.
 
     Example: faultkit author candidates --app minishop --write
     """
     ws = workspace()
-    found = candidates(ws, app_name, platform)
-    written = write_candidates(ws, found) if write else []
+    folder = drafts_dir(ws, app_name) if drafts else None
+    found = candidates(ws, app_name, platform, folder)
+    write = write or drafts
+    written = write_candidates(ws, found, folder) if write else []
     if as_json:
         print_json({"candidates": [{"id": c.id, "status": c.status, "note": c.note, "entry": c.data} for c in found],
                     "written": [p.relative_to(ws.root).as_posix() for p in written]})
@@ -180,69 +184,3 @@ def candidates_cmd(app_name: str, platform: str, write: bool, as_json: bool) -> 
     click.echo(f"{len(found)} candidates ({summary})" + (f"; wrote {len(written)}" if write else ""))
 
 
-@click.command("import")
-@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--name", required=True, help="The application's name.")
-@click.option("--out", type=click.Path(path_type=Path), help="Descriptor path (default: apps/<name>/app.yaml).")
-@click.option("--dry-run", is_flag=True, help="Print the descriptor instead of writing it.")
-@click.option("--force", is_flag=True, help="Replace an existing descriptor.")
-@json_option
-def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, dry_run: bool, force: bool,
-               as_json: bool) -> None:
-    """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
-
-    The manifests are copied beside the descriptor (manifests/) unless they are there already.
-    Services whose dependencies are not visible are listed as unresolved, not guessed.
-
-    Example: faultkit apps import --name boutique kubernetes-manifests.yaml
-    """
-    check_option(name, "--name")
-    result = import_manifests(name, list(manifests))
-    text = _descriptor_text(result)
-    written = None
-    if not dry_run:
-        if out is None:
-            ws = workspace()
-            out = confine(ws.root, ws.apps_dir / name / "app.yaml", f"apps/{name}/app.yaml")
-        written = _write_app(out, list(manifests), text, force)
-    if as_json:
-        print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
-                    "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
-                    "telemetry_edges": [list(e) for e in result.telemetry],
-                    "external": [{"service": s, "address": a} for s, a in result.external]})
-        return
-    if dry_run:
-        click.echo(text, nl=False)
-    d = result.descriptor
-    click.echo(f"{len(d['services'])} services, {len(d['edges'])} edges, entry {d['entry']}"
-               + (f"; wrote {written}" if written else ""), err=dry_run)
-    for service, reason in result.unresolved:
-        click.echo(f"unresolved: {service}: {reason}", err=dry_run)
-
-
-def _descriptor_text(result: Any) -> str:
-    head = ["# Derived by `faultkit apps import`; review entry, aliases, and add source/common/build if",
-            "# faultkit has the services' source."]
-    head += [f"# unresolved: {s}: {r}" for s, r in result.unresolved]
-    body = yaml.safe_dump(result.descriptor, sort_keys=False, default_flow_style=None, width=120)
-    return "\n".join(head) + "\n" + body
-
-
-def _write_app(out: Path, manifests: list[Path], text: str, force: bool) -> Path:
-    if out.exists() and not force:
-        raise InputError(f"{out}: already exists; pass --force to replace it, or --out elsewhere")
-    folder = out.parent / "manifests"
-    for m in manifests:
-        target = folder / m.name
-        if m.resolve().parent != folder.resolve() and target.exists() and target.read_bytes() != m.read_bytes():
-            raise InputError(f"{target}: a different file of that name is already there; rename one of them")
-    for m in manifests:
-        if m.resolve().parent != folder.resolve():
-            folder.mkdir(parents=True, exist_ok=True)
-            # a symlink planted at the copy's name must not carry the write out of the app's folder
-            shutil.copyfile(m, confine(out.parent, folder / m.name, "manifest copy"))
-    atomic_write(out, text)
-    return out
-
-
-apps_cmds.apps.add_command(import_cmd)

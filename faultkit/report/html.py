@@ -66,8 +66,12 @@ def _coverage(data: ReportData) -> str:
         "<h2>Coverage: services by category</h2><p class='muted'>Each cell: admitted / all entries "
         "targeting the service in that category.</p>"
     ]
+    empty = []
     for app in data.apps:
         table, adm = data.coverage(app.name), data.admitted_coverage(app.name)
+        if not table:  # a table of dots says less than one line naming the apps with no entries yet
+            empty.append(f"{app.name} {app.version}")
+            continue
         head = "".join(f"<th>{escape(c)}</th>" for c in CATEGORIES)
         rows = []
         for s in app.service_names:
@@ -80,6 +84,8 @@ def _coverage(data: ReportData) -> str:
             f"<h3>{escape(app.name)} {escape(app.version)}</h3><table><tr><th class='l'>service</th>"
             f"{head}</tr>{''.join(rows)}</table>"
         )
+    if empty:
+        parts.append(f"<p class='muted'>No entries yet: {escape(', '.join(empty))}.</p>")
     return "".join(parts)
 
 

@@ -77,7 +77,11 @@ def test_helm_rendered_otel_demo() -> None:
     assert ("frontend", "otel-collector") in r.telemetry
     assert not any(b == "otel-collector" for _, b in edges)
     assert d["entry"] == "frontend-proxy" and d["version"] == "2.0.2"
-    assert [s for s, _ in r.unresolved] == ["otel-collector"]
+    # the collector observes and flagd is the demo's own fault control: listed, not unresolved
+    assert r.unresolved == ()
+    assert d["telemetry"] == ["otel-collector"] and d["fault_controls"] == ["flagd"]
+    assert d["load"] == ["load-generator"]
+    assert ("cart", "flagd") in r.controls and not any("flagd" in e for e in edges)
 
 
 def test_registry_based_services_are_unresolved_not_guessed() -> None:

@@ -17,16 +17,12 @@ The manifest values themselves are never changed; read-back returns them untouch
 from __future__ import annotations
 
 import random
-import re
 import socket
 from collections.abc import Callable, Mapping
 
-ADDRESS = re.compile(
-    r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)?(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]*):(?P<port>\d{1,5})"
-    r"(?P<rest>[/?#].*)?$"
-)
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})
-CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
+from faultkit.apps import addresses
+
+LOCAL_HOSTS = addresses.LOCAL_HOSTS
 
 
 def _ephemeral_low() -> int:
@@ -58,21 +54,11 @@ def free_port() -> int:
 
 
 def service_name(host: str, namespace: str = "default") -> str:
-    """`cart`, `cart.default`, `cart.default.svc[.cluster.local]` -> `cart`."""
-    for suffix in CLUSTER_SUFFIXES:
-        if host.endswith(suffix):
-            host = host[: -len(suffix)]
-            break
-    name, _, ns = host.partition(".")
-    return name if ns in ("", namespace) or "." not in host else host
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        socket.inet_aton(host)
-    except OSError:
-        return False
-    return host.count(".") == 3
+    """`cart`, `cart.default`, `cart.default.svc[.cluster.local]` -> `cart`; any other host as it is."""
+    found = addresses.cluster_name(host)
+    if found is None or found[1] not in (None, namespace):
+        return host
+    return found[0]
 
 
 def is_listener_var(name: str) -> bool:
@@ -97,21 +83,17 @@ def translate_value(
         if is_listener_var(name) or int(value) in container_ports:
             return str(pod_port(int(value)))
         return value
-    m = ADDRESS.match(value)
-    if not m:
+    a = addresses.parse_with_port(value)
+    if a is None or a.port is None or not a.valid_port:
         return value
-    host, port = m["host"], int(m["port"])
-    if port == 0 or port > 65535:
+    if a.is_local:
+        return a.with_host_port("127.0.0.1", pod_port(a.port))
+    if a.is_ip:
         return value
-    scheme, rest = m["scheme"] or "", m["rest"] or ""
-    if host in LOCAL_HOSTS:
-        return f"{scheme}127.0.0.1:{pod_port(port)}{rest}"
-    if _is_ip(host):
-        return value
-    target = resolve(service_name(host), port)
+    target = resolve(service_name(a.host), a.port)
     if target is None:
-        return f"{scheme}{host}.invalid:{port}{rest}"
-    return f"{scheme}127.0.0.1:{target}{rest}"
+        return a.with_host(f"{a.host}.invalid")
+    return a.with_host_port("127.0.0.1", target)
 
 
 def translate_env(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,44 +15,8 @@ from typing import Any
 import yaml
 
 from faultkit.apps import manifests
+from faultkit.apps.quantities import cpu_millis, memory_bytes
 from faultkit.errors import InputError
-
-QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]i?|[kmgt])?$")
-CPU_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(m?)$")
-FACTORS = {
-    None: 1,
-    "k": 1000,
-    "K": 1000,
-    "M": 1000**2,
-    "G": 1000**3,
-    "T": 1000**4,
-    "Ki": 1024,
-    "Mi": 1024**2,
-    "Gi": 1024**3,
-    "Ti": 1024**4,
-}
-
-
-def memory_bytes(text: object) -> int | None:
-    """A Kubernetes memory quantity ("256Mi", "1G", "1048576") in bytes; None when unset."""
-    if text is None or text == "":
-        return None
-    m = QUANTITY.match(str(text).strip())
-    if not m:
-        raise InputError(f"memory quantity {text!r} is not understood (expected e.g. 256Mi, 1Gi, 500M)")
-    unit = m[2] if m[2] != "m" else None
-    return int(float(m[1]) * FACTORS.get(unit, 1))
-
-
-def cpu_millis(text: object) -> int | None:
-    """A Kubernetes CPU quantity ("500m", "1", "0.25") in millicores; None when unset."""
-    if text is None or text == "":
-        return None
-    m = CPU_QUANTITY.match(str(text).strip())
-    if not m:
-        raise InputError(f"cpu quantity {text!r} is not understood (expected e.g. 500m, 1, 0.25)")
-    value = float(m[1])
-    return max(1, round(value if m[2] else value * 1000))
 
 
 @dataclass(frozen=True)
@@ -79,13 +42,17 @@ def container_of(spec: dict[str, Any]) -> Container:
         (int(p["hostPort"]), int(p["containerPort"])) for p in spec.get("ports") or [] if p.get("hostPort")
     )
     limits = (spec.get("resources") or {}).get("limits") or {}
+    try:
+        memory_limit, cpu_limit = memory_bytes(limits.get("memory")), cpu_millis(limits.get("cpu"))
+    except InputError as e:
+        raise InputError(f"container {spec.get('name')!r}: resources.limits: {e}") from None
     return Container(
         name=str(spec.get("name", "")),
         command=tuple(command),
         env=env,
         ports=ports,
-        memory_limit=memory_bytes(limits.get("memory")),
-        cpu_limit=cpu_millis(limits.get("cpu")),
+        memory_limit=memory_limit,
+        cpu_limit=cpu_limit,
         readiness=spec.get("readinessProbe"),
         liveness=spec.get("livenessProbe"),
         host_ports=host_ports,

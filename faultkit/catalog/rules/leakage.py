@@ -1,0 +1,201 @@
+"""Information leakage: nothing an agent can observe may give a fault away (SPEC.md section 1).
+
+What an agent can observe of a fault: the lines and file names its patch adds (comments, log text,
+string literals, identifiers), the new value of a changed setting (image tags included), and the log
+message it produces. Each is checked for giveaway words, matched as whole words or as parts of
+identifiers (`injectDelay`, `FAULT_RATE`, `chaos_mode`), case-insensitively. A language keyword such
+as `break` in code is not a word anyone wrote to describe the change, so it is not counted there.
+
+The list is configurable in `faultkit.toml` at the repository root:
+
+    [leakage]
+    extra = ["oops"]     # added to the default list
+    allow = ["break"]    # removed from the default list
+    # words = [...]      # replaces the default list entirely
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from faultkit.catalog.model import Entry
+from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.placeholders import TODO, is_todo, todo_paths
+from faultkit.catalog.rules.context import Context
+from faultkit.catalog.rules.records import Loaded
+from faultkit.errors import FaultkitError, InputError
+
+CONFIG_FILE = "faultkit.toml"
+
+DEFAULT_WORDS: tuple[str, ...] = (
+    "fault", "faults", "faulty", "faultkit", "fault-injection", "failure-injection",
+    "bug", "bugs", "buggy", "inject", "injected", "injecting", "injection", "injector",
+    "chaos", "break", "breaks", "breaking", "broken", "breakage",
+    "defect", "defects", "defective", "sabotage", "sabotaged", "sabotaging",
+    "misconfigure", "misconfigured", "misconfiguration", "deliberate", "deliberately",
+    "intentional", "intentionally",
+)
+# Keywords of common service languages that are also giveaway words; in code they are syntax.
+KEYWORDS = frozenset({"break"})
+
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_LEXEME = re.compile(r'"(?:\\.|[^"\\])*"?|\'(?:\\.|[^\'\\])*\'?|`[^`]*`?|#.*$|//.*$|/\*.*?(?:\*/|$)')
+
+
+@dataclass(frozen=True)
+class Leak:
+    where: str  # "code.patch", "config.new", "log.message", "title"
+    word: str
+    text: str  # the offending line or value, shortened
+
+    def message(self) -> str:
+        what = {
+            "code.patch": "a line the patch adds",
+            "config.new": "the new value",
+            "log.message": "the log message the fault produces",
+            "title": "the title (not shown to agents, but keep it neutral)",
+        }.get(self.where, self.where)
+        return f"{self.word!r} in {what} gives the fault away: {self.text!r}; an agent can read it"
+
+
+def parts(text: str) -> list[str]:
+    """Lowercase word parts: `injectFault_rate` -> inject, fault, rate."""
+    return [p.lower() for token in re.findall(r"[A-Za-z0-9]+", text) for p in _PARTS.findall(token)]
+
+
+@lru_cache(maxsize=8)
+def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
+    path = Path(root) / CONFIG_FILE
+    words = list(DEFAULT_WORDS)
+    if stamp[0] < 0:
+        return tuple(words)
+    try:
+        table = tomllib.loads(path.read_text("utf-8")).get("leakage", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not valid TOML ({e}); fix the [leakage] table") from None
+    for key in ("words", "extra", "allow"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
+            raise InputError(f"{path}: leakage.{key} must be a list of non-empty strings")
+    if "words" in table:
+        words = list(table["words"])
+    words += table.get("extra", [])
+    allow = {w.lower() for w in table.get("allow", [])}
+    return tuple(dict.fromkeys(w.lower() for w in words if w.lower() not in allow))
+
+
+def giveaway_words(root: Path) -> tuple[str, ...]:
+    """The default list, extended or overridden by the repository's faultkit.toml."""
+    path = root / CONFIG_FILE
+    stat = path.stat() if path.is_file() else None
+    return _words_cached(str(root), (stat.st_mtime_ns, stat.st_size) if stat else (-1, -1))
+
+
+def find_words(text: str, words: Iterable[str], code: bool = False) -> list[str]:
+    """The giveaway words in `text`; with code=True, bare language keywords outside strings and
+    comments are syntax and do not count."""
+    if not code:
+        return _match(parts(text), words)
+    found: list[str] = []
+    rest = text
+    for lexeme in _LEXEME.finditer(text):
+        found += _match(parts(lexeme.group(0)), words)
+        rest = rest.replace(lexeme.group(0), " ", 1)
+    tokens = [t for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rest) if t not in KEYWORDS]
+    found += _match([p for t in tokens for p in parts(t)], words)
+    return list(dict.fromkeys(found))
+
+
+@lru_cache(maxsize=1024)
+def _word_parts(word: str) -> tuple[str, ...]:
+    return tuple(parts(word))
+
+
+def _match(seq: list[str], words: Iterable[str]) -> list[str]:
+    present = set(seq)  # most words are absent: a set look-up settles them before any scan
+    out = []
+    for word in words:
+        want = _word_parts(word)
+        n = len(want)
+        if not n or want[0] not in present:
+            continue
+        if n == 1 or any(tuple(seq[i:i + n]) == want for i in range(len(seq) - n + 1)):
+            out.append(word)
+    return out
+
+
+def patch_leaks(files: Iterable[str], added: Iterable[str], words: tuple[str, ...]) -> list[Leak]:
+    leaks = [Leak("code.patch", w, f) for f in files for w in find_words(Path(f).name, words)]
+    for line in added:
+        leaks += [Leak("code.patch", w, _short(line)) for w in find_words(line, words, code=True)]
+    return leaks
+
+
+def entry_leaks(root: Path, data: Mapping[str, Any] | Entry, words: tuple[str, ...] | None = None) -> list[Leak]:
+    """Every leak in an entry (plain data or Entry) and its patch; the title is not included."""
+    words = giveaway_words(root) if words is None else words
+    d = data.raw if isinstance(data, Entry) else data  # read-only mappings both: no copy needed
+    code = (d.get("code") or {}).get("patch")
+    new = (d.get("config") or {}).get("new")
+    log = (d.get("log") or {}).get("message")
+    leaks: list[Leak] = []
+    if code:
+        try:
+            info = read_patch(safe_path(root, code, "patch"))
+        except FaultkitError:
+            info = None  # check_code reports an unreadable patch
+        if info:
+            leaks += patch_leaks(info.files, info.added, words)
+    if isinstance(new, str):
+        leaks += [Leak("config.new", w, new) for w in find_words(new, words)]
+    if isinstance(log, str) and not is_todo(log):
+        leaks += [Leak("log.message", w, log) for w in find_words(log, words)]
+    return leaks
+
+
+def title_leaks(root: Path, title: str, words: tuple[str, ...] | None = None) -> list[Leak]:
+    return [Leak("title", w, title) for w in find_words(title, giveaway_words(root) if words is None else words)]
+
+
+def _short(line: str, limit: int = 90) -> str:
+    line = line.strip()
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------ lint rules
+
+
+def check_leakage(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
+    """Lint rule `leakage`: giveaway words in what an agent can observe of the fault."""
+    for leak in entry_leaks(ctx.workspace.root, e, _words(ctx)):
+        yield leak.where, leak.message()
+
+
+def check_title(ctx: Context, e: Entry) -> Iterator[tuple[str, str, str]]:
+    """Lint rule `title` (a warning): agents never see titles, but reports and schedules show them."""
+    for leak in title_leaks(ctx.workspace.root, e.title, _words(ctx)):
+        yield "title", leak.message(), "warning"
+
+
+def check_todo(ctx: Context, item: Loaded) -> Iterator[tuple[str, str]]:
+    """Lint rule `todo` (a file rule, so it also reads files whose placeholders break the schema):
+    a value starting with TODO is a placeholder left by `faultkit author`."""
+    data = item.located.data if item.located else None
+    # one C-speed scan of the whole document settles the many files without a placeholder
+    if isinstance(data, dict) and TODO in json.dumps(data, default=str, ensure_ascii=False):
+        for path, value in todo_paths(data):
+            yield path, f"still a placeholder ({_short(value, 70)!r}); fill it in"
+
+
+def _words(ctx: Context) -> tuple[str, ...]:
+    """The word list, read once per run (not once per entry: faultkit.toml is stat'ed each time)."""
+    if ctx.words is None:
+        ctx.words = giveaway_words(ctx.workspace.root)
+    return ctx.words

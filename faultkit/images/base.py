@@ -1,0 +1,151 @@
+"""Base images without a registry: built from Debian packages with debootstrap, imported into Docker.
+
+A base image is named by what it is made of: its tag ends in a digest of the suite and the package
+list, so the same list finds the image already there (a second build reuses it) and another list
+gets another image. A descriptor that names an image (`images: {base: REF}`) uses that image as it is.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from faultkit.apps.descriptor import BaseImage
+from faultkit.errors import InputError, PlatformError
+from faultkit.images import aptsource
+
+VARIANT = "minbase"
+RECIPE = 1  # bump when the way a base is made changes, so old tags are not taken for new bases
+# What apt and dpkg leave behind that no image needs: caches, package lists, logs.
+TRIM = ("var/cache/apt/archives", "var/lib/apt/lists", "var/log", "var/cache/debconf/templates.dat-old")
+_ARG_BASE = re.compile(r"^\s*ARG\s+BASE=(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+def default_base(dockerfile: Path) -> str:
+    """The image a Dockerfile starts from by default: its `ARG BASE=...`."""
+    try:
+        m = _ARG_BASE.search(dockerfile.read_text())
+    except OSError as e:
+        raise InputError(f"{dockerfile}: cannot read the Dockerfile ({e.strerror})") from None
+    if not m:
+        raise InputError(f"{dockerfile}: no `ARG BASE=<image>` line; faultkit passes the base image as BASE")
+    return m.group(1)
+
+
+def recipe_digest(spec: BaseImage) -> str:
+    text = json.dumps({"suite": spec.suite, "packages": sorted(spec.packages), "variant": VARIANT, "recipe": RECIPE},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def base_reference(spec: BaseImage, dockerfile_default: str) -> str:
+    """The reference a build uses as BASE: the descriptor's image, or the content-addressed tag."""
+    if spec.ref:
+        return spec.ref
+    repository = dockerfile_default
+    if ":" in repository.rsplit("/", 1)[-1]:
+        repository = repository.rsplit(":", 1)[0]
+    return f"{repository}:{spec.suite}-{recipe_digest(spec)[:12]}"
+
+
+def ensure_base(c: Any, spec: BaseImage, reference: str) -> tuple[str, bool]:
+    """(image id, was it there already) of the base image, building it when it is missing."""
+    import docker
+
+    try:
+        return c.images.get(reference).id, True
+    except docker.errors.ImageNotFound:
+        pass
+    if spec.ref:
+        try:
+            return c.images.pull(spec.ref).id, False
+        except docker.errors.APIError as e:
+            raise PlatformError(
+                f"images.base: {spec.ref} is not on this engine and cannot be pulled ({str(e).splitlines()[0]}); "
+                "load it first or drop `images.base` to build one from Debian packages"
+            ) from None
+    with _lock(reference):
+        try:  # someone else may have built it while this one waited for the lock
+            return c.images.get(reference).id, True
+        except docker.errors.ImageNotFound:
+            pass
+        return _build(c, spec, reference), False
+
+
+@contextmanager
+def _lock(reference: str) -> Iterator[None]:
+    path = Path(tempfile.gettempdir()) / f"base-image-{hashlib.sha256(reference.encode()).hexdigest()[:16]}.lock"
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _build(c: Any, spec: BaseImage, reference: str) -> str:
+    if shutil.which("debootstrap") is None:
+        raise PlatformError("debootstrap: not found; apt-get install debootstrap, or name a base image in images.base")
+    if os.geteuid() != 0:
+        raise PlatformError("debootstrap: building a base image needs root; run as root or name one in images.base")
+    root = Path(tempfile.mkdtemp(prefix="rootfs-"))
+    try:
+        cmd = ["debootstrap", f"--variant={VARIANT}", f"--include={','.join(sorted(spec.packages))}",
+               spec.suite, str(root), aptsource.mirror(spec.suite)]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+            raise PlatformError(f"debootstrap {spec.suite}: exit {done.returncode}: {tail}; check the apt mirror")
+        for rel in TRIM:
+            _empty(root / rel)
+        return _import(c, root, spec, reference)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _empty(path: Path) -> None:
+    if path.is_dir():
+        for child in path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    elif path.exists():
+        path.unlink()
+
+
+def _import(c: Any, root: Path, spec: BaseImage, reference: str) -> str:
+    repository, tag = reference.rsplit(":", 1)
+    what = f"Debian {spec.suite} {VARIANT} with {' '.join(sorted(spec.packages))}"
+    changes = [
+        'ENV LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        'CMD ["python3"]',
+        f"LABEL org.opencontainers.image.title={repository.rsplit('/', 1)[-1]}",
+        f'LABEL org.opencontainers.image.description="{what}"',
+        f"LABEL org.opencontainers.image.revision={recipe_digest(spec)}",
+    ]
+    # tar streams the tree straight into the engine; --numeric-owner keeps the root file system's ids
+    tar = subprocess.Popen(["tar", "--numeric-owner", "--sort=name", "-C", str(root), "-cf", "-", "."],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert tar.stdout is not None
+    try:
+        out = c.api.import_image_from_stream(tar.stdout, repository=repository, tag=tag, changes=changes)
+    finally:
+        tar.stdout.close()
+        err = tar.communicate()[1]
+    if tar.returncode != 0:
+        raise PlatformError(f"tar of the base file system failed: {err.decode(errors='replace').strip()[:200]}")
+    status = json.loads(out.strip().splitlines()[-1]) if isinstance(out, str) and out.strip() else {}
+    if "error" in status:
+        raise PlatformError(f"docker import {reference}: {status['error']}")
+    return str(c.images.get(reference).id)

@@ -1,0 +1,134 @@
+"""The service's own CI (its lint and unit tests, the descriptor's `build:` commands) run in its image.
+
+A throw-away image FROM the service image adds the tests, the service's lint settings and the test
+tools, then RUNs the two commands: what is checked is the shipped image's own files, Python and
+layout. The tools are this machine's pytest and ruff (the versions validation runs today), copied in
+as a `pip install --target` folder: there is no package index in a build, Debian bookworm has no
+ruff, and the host's tools run unchanged on the image's Python 3.11 (pytest is pure Python; ruff is a
+binary needing only glibc). The throw-away image is removed afterwards; that an image passed with
+given tests is kept in state_dir/images/ci.json, so an unchanged rebuild does not run them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import Requirement
+
+from faultkit.errors import FaultkitError
+from faultkit.images import engine
+from faultkit.images.build_api import build
+from faultkit.images.context import context_tar
+from faultkit.yamlio import atomic_write
+
+TOOLS = ("pytest", "ruff")
+TOOLS_DIR = "/opt/ci"
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+class CheckFailed(FaultkitError):
+    """The service's lint or unit tests failed in the image: the build is rejected."""
+
+    def __init__(self, service: str, what: str, failing: tuple[str, ...], output: str) -> None:
+        self.service, self.what, self.failing, self.output = service, what, failing, output
+        names = ", ".join(failing) if failing else _last_lines(output)
+        super().__init__(f"{service}: the service's {what} failed in its image: {names}; fix the change and rebuild")
+
+
+@lru_cache(maxsize=1)
+def tool_files() -> dict[str, Path]:
+    """(path under /opt/ci, file on this machine) for the test tools and what they need to run
+    (read once per process: the installed tools do not change under a running build)."""
+    out: dict[str, Path] = {}
+    todo, seen = list(TOOLS), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            raise FaultkitError(f"{name}: not installed; the in-image CI copies it from here (pip install {name})") \
+                from None
+        for f in dist.files or ():
+            rel = f.as_posix()
+            if "__pycache__" in rel or rel.endswith(".pyc"):
+                continue
+            if rel.startswith("../"):  # a script outside site-packages: only the ruff binary is needed
+                if Path(rel).name != "ruff":
+                    continue
+                rel = "bin/ruff"
+            path = Path(str(f.locate()))
+            if path.is_file():
+                out[rel] = path
+        for req in dist.requires or ():
+            r = Requirement(req)
+            if r.marker is None or r.marker.evaluate({"extra": ""}):
+                todo.append(r.name)
+    return out
+
+
+def ci_context(service_files: list[tuple[str, Path]], image_id: str, workdir: str,
+               lint: tuple[str, ...], test: tuple[str, ...]) -> bytes:
+    """The throw-away image's context: tests, lint settings, tools and a Dockerfile."""
+    own = [(rel, p) for rel, p in service_files if rel.startswith("tests/") or rel == "ruff.toml"]
+    tools = [(f"ci/{rel}", p) for rel, p in sorted(tool_files().items())]
+    lines = [f"FROM {image_id}", f"COPY ci/ {TOOLS_DIR}/"]
+    if any(rel.startswith("tests/") for rel, _ in own):
+        lines.append(f"COPY tests/ {workdir.rstrip('/')}/tests/")
+    if any(rel == "ruff.toml" for rel, _ in own):
+        lines.append(f"COPY ruff.toml {workdir.rstrip('/')}/")
+    lines.append(f"ENV PYTHONPATH={TOOLS_DIR} PYTHONDONTWRITEBYTECODE=1")
+    lines += [f"RUN {json.dumps(list(cmd))}" for cmd in (lint, test) if cmd]
+    return context_tar(own + tools, {"Dockerfile": ("\n".join(lines) + "\n").encode()})
+
+
+def run_ci(c: Any, state_dir: Path, service: str, image_id: str, service_files: list[tuple[str, Path]],
+           lint: tuple[str, ...], test: tuple[str, ...]) -> str:
+    """'passed' after running lint and tests in a throw-away image, 'passed-before' when this image
+    passed these exact tests already; raises CheckFailed naming the failing tests."""
+    if not lint and not test:
+        return "none"
+    workdir = c.images.get(image_id).attrs["Config"].get("WorkingDir") or "/"
+    ctx = ci_context(service_files, image_id, workdir, lint, test)
+    key = hashlib.sha256(f"{image_id}\0{hashlib.sha256(ctx).hexdigest()}".encode()).hexdigest()
+    record = state_dir / "images" / "ci.json"
+    passed = _read(record)
+    if key in passed:
+        return "passed-before"
+    result = build(c, ctx)
+    engine.remove_images(c, [*result.steps, *([result.image_id] if result.image_id else [])], keep=[image_id])
+    if result.error:
+        what = "lint" if lint and _ran_last(result.log, lint) else "unit tests"
+        failing = tuple(dict.fromkeys(_FAILED.findall(result.log))) if what == "unit tests" else ()
+        raise CheckFailed(service, what, failing, result.log)
+    passed[key] = {"service": service, "image": image_id}
+    record.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(record, json.dumps(passed, indent=1, sort_keys=True) + "\n")
+    return "passed"
+
+
+def _ran_last(log: str, cmd: tuple[str, ...]) -> bool:
+    """Was `cmd` the step that failed (the last RUN step the log shows)?"""
+    steps = re.findall(r"^Step \d+/\d+ : (.*)$", log, re.MULTILINE)
+    return bool(steps) and steps[-1].strip() == f"RUN {json.dumps(list(cmd))}"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _last_lines(output: str, n: int = 3) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith((" --->", "Step "))]
+    return " | ".join(lines[-n:])[:300]

@@ -1,0 +1,1 @@
+"""The one-node test cluster: build, start, inspect and stop it (driven by tools/cluster/cluster)."""

@@ -1,0 +1,3 @@
+module faultkit.local/cluster/testapp
+
+go 1.24.0
