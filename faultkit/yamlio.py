@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import yaml
 
 from faultkit.errors import InputError
+from faultkit.safeio import read_bytes
 
 # A catalog entry is a few kilobytes; anything this large is a mistake, not an entry.
 MAX_BYTES = 1024 * 1024
@@ -87,34 +87,8 @@ class Located:
 
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
-    """The file's text, or an InputError naming what is wrong with it.
-
-    The file is stat'ed before it is opened: a FIFO would block the open forever and a device
-    such as /dev/zero never ends, so only regular files are read, and never more than the limit.
-    """
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read it ({e.strerror})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"{path}: is a folder, expected a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{path}: is not a regular file (a FIFO, socket or device); expected a text file")
-    if info.st_size > max_bytes:
-        raise InputError(f"{path}: {info.st_size} bytes is too large (limit {max_bytes}); is this the right file?")
-    try:
-        # O_NONBLOCK: if the path was swapped for a FIFO since the stat, the open does not hang
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read it ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise InputError(f"{path}: is not a regular file; expected a text file")
-        raw = f.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise InputError(f"{path}: more than {max_bytes} bytes is too large; is this the right file?")
+    """The file's text (read_bytes, then UTF-8 without NUL), or an InputError naming what is wrong."""
+    raw = read_bytes(path, max_bytes)
     if b"\0" in raw:
         raise InputError(f"{path}: is a binary file, expected UTF-8 text")
     try:
