@@ -3,8 +3,9 @@ their verdicts in the entries here.
 
 Each campaign folder under the source (a `share-<k>/` per Job index, or one folder) is read from its
 plan and fault states. A verdict is recorded only when its bundle verifies against its manifest,
-judges again to the recorded verdict byte for byte, and was made on the entry as it is now (the
-bundle's entry digest): a stale or tampered bundle is reported, never recorded. Bundles are copied
+judges again to the recorded verdict byte for byte, is signed by a trusted validator key, and was
+made on the entry as it is now (the bundle's entry digest): a stale, tampered or untrusted bundle
+is reported, never recorded. Bundles are copied
 into the workspace first, so the entries name files the repository holds.
 """
 
@@ -19,7 +20,8 @@ from faultkit.campaigns.plan import PLAN, Plan
 from faultkit.campaigns.state import VERDICTS, Store
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, InputError
-from faultkit.validators.bundle import sha256_file
+from faultkit.evidence import check_trusted, sha256_file
+from faultkit.keys import trusted_or_own
 from faultkit.validators.faults import load_fault
 from faultkit.validators.judge import verify_and_judge
 from faultkit.workspace import Workspace
@@ -43,7 +45,8 @@ def campaign_folders(source: Path) -> list[Path]:
     return found
 
 
-def collect(ws: Workspace, source: Path, into: Path) -> list[Collected]:
+def collect(ws: Workspace, source: Path, into: Path, trust: tuple[Path, ...] = ()) -> list[Collected]:
+    trusted = trusted_or_own(ws.root, trust)
     out: list[Collected] = []
     for folder in campaign_folders(source):
         plan = Plan.read(folder)
@@ -51,13 +54,14 @@ def collect(ws: Workspace, source: Path, into: Path) -> list[Collected]:
             if s.state != "done" or s.outcome not in VERDICTS or not s.bundle:
                 out.append(Collected(s.id, s.outcome or s.state, None, "no verdict to record"))
                 continue
-            out.append(_one(ws, plan, folder / s.bundle, into, s.id))
+            out.append(_one(ws, plan, folder / s.bundle, into, s.id, trusted))
     return out
 
 
-def _one(ws: Workspace, plan: Plan, bundle: Path, into: Path, fault_id: str) -> Collected:
+def _one(ws: Workspace, plan: Plan, bundle: Path, into: Path, fault_id: str, trusted: frozenset[str]) -> Collected:
     try:
         verdict, same = verify_and_judge(bundle)
+        check_trusted(bundle, trusted)  # the pods sign with their own key: pass it with --trust
     except FaultkitError as e:
         return Collected(fault_id, "refused", None, str(e))
     if not same:

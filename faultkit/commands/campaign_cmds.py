@@ -183,17 +183,19 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
 @click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--into", type=click.Path(path_type=Path, file_okay=False),
               help="Where the bundles go (default evidence/campaigns/<source folder name>/bundles/).")
+@click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Public key (PEM) of the validator that signed the bundles (the Job's); repeatable.")
 @json_option
-def collect_cmd(source: Path, into: Path | None, as_json: bool) -> None:
+def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_json: bool) -> None:
     """Record the verdicts of a campaign run elsewhere (a Job's evidence volume, copied out).
 
-    A bundle is recorded only when it verifies, judges again to its verdict and was made on the
-    entry as it is now. Exits 1 when any bundle is refused or stale.
+    A bundle is recorded only when it verifies, judges again to its verdict, is signed by a trusted
+    key and was made on the entry as it is now. Exits 1 when any bundle is refused or stale.
 
     Example: faultkit campaign collect ./volume-copy
     """
     ws = workspace()
-    rows = collect(ws, source, into or ws.evidence_dir / "campaigns" / source.resolve().name / "bundles")
+    rows = collect(ws, source, into or ws.evidence_dir / "campaigns" / source.resolve().name / "bundles", trust)
     if as_json:
         print_json([r.__dict__ for r in rows])
     else:
