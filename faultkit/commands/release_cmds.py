@@ -26,7 +26,7 @@ NAMESPACE_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 )
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Folder to write into (default: dist/).")
 @json_option
-def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
+def build_cmd(version: str | None, out: Path | None, as_json: bool) -> int:
     """Build dist/catalog-<version>.json from the entries whose admitting verdict is current.
 
     Entries left out are listed with the reason (invalid, no-verdict, rejected, flaky, stale-entry,
@@ -48,13 +48,14 @@ def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
                 "excluded": release["excluded"],
             }
         )
-        return
+        return 0
     out_console = console()
     for item in release["excluded"]:
         out_console.print(f"[yellow]excluded[/yellow] {item['id']}: {item['reason']} ({item.get('detail', '')})")
     out_console.print(
         f"{shown}: {len(release['entries'])} entries, {len(release['excluded'])} excluded, {release['digest']}"
     )
+    return 0
 
 
 @click.command("export")
@@ -69,7 +70,7 @@ def build_cmd(version: str | None, out: Path | None, as_json: bool) -> None:
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Write here (default: standard output).")
 @click.option("--namespace", default="default", show_default=True, help="chaos-mesh: namespace of the target pods.")
 @click.option("--duration", "duration", help="chaos-mesh: how long each fault lasts (default: its validation window).")
-def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None) -> None:
+def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None) -> int:
     """Export each admitted fault as an incident record (title, summary, impact, root cause,
     mitigation, timeline), built from its entry and evidence.
 
@@ -97,6 +98,7 @@ def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None)
         console(stderr=True).print(f"{out}: written", markup=False)
     else:
         click.echo(text, nl=False)
+    return 0
 
 
 def _shown(path: Path, root: Path) -> str:

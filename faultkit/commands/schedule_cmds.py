@@ -41,7 +41,7 @@ def schedule() -> None:
 def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
                injection_minutes: float | None, observation_minutes: float | None,
                ramp: float | None, release_file: Path | None, from_catalog: bool,
-               out: Path | None, as_json: bool) -> None:
+               out: Path | None, as_json: bool) -> int:
     """Draw a seeded schedule for one app and write it as JSON (faultkit/schedule/v1).
 
     Categories follow the production shares renormalised over the app's categories; arrivals
@@ -70,11 +70,12 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     if as_json:
         print_json({"file": str(path), "release": doc["release"], "app": app, "seed": number,
                     "params": doc["params"], "stats": stats})
-        return
+        return 0
     console().print(
         f"{path}: {stats['injected']} faults for {app} from release {source.version}, "
         f"{stats['invocations']} invocations, mean {stats['mean_active']:.2f} active, "
         f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws")
+    return 0
 
 
 @schedule.command("show")
@@ -82,7 +83,7 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
 @click.option("--png", type=click.Path(path_type=Path),
               help="Also plot active faults over time, by category (needs faultkit[plot]).")
 @json_option
-def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
+def show_cmd(file: Path, png: Path | None, as_json: bool) -> int:
     """Summarise a schedule: counts, category mix against its targets, concurrency, timeline.
 
     The mean is over every invocation of the run (injection and observation), counting the
@@ -98,8 +99,9 @@ def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
         write_png(doc, png)
     if as_json:
         print_json({**summary, "png": str(png) if png else None})
-        return
+        return 0
     _print_summary(doc, summary, png)
+    return 0
 
 
 def _print_summary(doc: dict, s: dict, png: Path | None) -> None:

@@ -42,7 +42,7 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, platform_name: str, as_json: bool) -> None:
+                 no_record: bool, platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -64,7 +64,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         print_json({**verdict, "bundle": str(folder)})
     else:
         render_verdict(verdict, folder)
-    raise SystemExit(0 if verdict["status"] == "admitted" else 1)
+    return 0 if verdict["status"] == "admitted" else 1
 
 
 def render_verdict(verdict: Verdict, folder: Path) -> None:
@@ -86,7 +86,7 @@ def render_verdict(verdict: Verdict, folder: Path) -> None:
 @click.command("judge")
 @click.argument("bundle", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @json_option
-def judge_cmd(bundle: Path, as_json: bool) -> None:
+def judge_cmd(bundle: Path, as_json: bool) -> int:
     """Recompute a verdict from its sealed evidence bundle alone and compare it with the recorded one.
 
     Refuses a tampered bundle. Exits 0 when the verdicts agree byte for byte.
@@ -102,7 +102,7 @@ def judge_cmd(bundle: Path, as_json: bool) -> None:
         click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
         if labels is not None:
             click.echo(f"recomputed {LABELS} matches the stored one")
-    raise SystemExit(0 if same else 1)
+    return 0 if same else 1
 
 
 def _labels_match(bundle: Path) -> bool | None:
@@ -118,7 +118,7 @@ def _labels_match(bundle: Path) -> bool | None:
 
 @click.command("recover")
 @platform_option
-def recover_cmd(platform_name: str) -> None:
+def recover_cmd(platform_name: str) -> int:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
 
     Example: faultkit recover
@@ -128,6 +128,7 @@ def recover_cmd(platform_name: str) -> None:
     if not journal.open_changes():
         journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
-        return
+        return 0
     for line in recover(get_platform(platform_name, ws), journal):
         click.echo(line)
+    return 0

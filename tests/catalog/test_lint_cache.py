@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from factories import cart_prefix_entry, entry_data, port_entry, write_entry
 
 import faultkit
 from faultkit.catalog import lint as lint_module
@@ -18,6 +17,7 @@ from faultkit.catalog import lint_cache
 from faultkit.catalog.lint import lint
 from faultkit.catalog.lint_cache import CACHE_DIR, Store
 from faultkit.commands.catalog_cmds import EVIDENCE_RULE
+from tests.factories import cart_prefix_entry, entry_data, port_entry, write_entry
 
 PATCH = ('--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n SERVICE = "cart"\n'
          ' MAX_QUANTITY = 999\n+_PREFIX = "cart-v2:"\n')

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import git
 import pytest
-from factories import cart_prefix_entry, port_entry, write_entry
 
 from faultkit.catalog.model import Entry
 from faultkit.gate.core import run_gate
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
-from admit import admit  # noqa: E402
+from tests.factories import cart_prefix_entry, port_entry, write_entry
+from tests.release.admit import admit
 
 config = port_entry
 REPO = Path(__file__).resolve().parents[2]

@@ -7,22 +7,18 @@ evidence and chain from its bundle with the same functions the labels of an admi
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "validators"))
-import shop  # noqa: E402
-
-from faultkit.apps.descriptor import load_app  # noqa: E402
-from faultkit.labels.chain import causal_chain, probe_route  # noqa: E402
-from faultkit.labels.checkpoints import holds  # noqa: E402
-from faultkit.labels.evidence import counted_cycles, key_evidence  # noqa: E402
-from faultkit.validators.bundle import read_json  # noqa: E402
-from faultkit.validators.pipeline import Params, validate  # noqa: E402
-from faultkit.workspace import Workspace  # noqa: E402
+from faultkit.apps.descriptor import load_app
+from faultkit.labels.chain import causal_chain, probe_route
+from faultkit.labels.checkpoints import holds
+from faultkit.labels.evidence import counted_cycles, key_evidence
+from faultkit.validators.bundle import read_json
+from faultkit.validators.pipeline import Params, validate
+from faultkit.workspace import Workspace
+from tests.validators import shop
 
 
 @pytest.fixture(scope="module")

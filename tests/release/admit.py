@@ -1,6 +1,6 @@
 """Make entries admitted the way `faultkit validate` does: a sealed bundle and a validation block.
 
-Shared by tests/release, tests/gate and tests/report (they put this folder on sys.path).
+Shared by tests/release, tests/gate and tests/report (imported as tests.release.admit).
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from factories import write_entry
-
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.release import entry_digest
 from faultkit.validators.bundle import BundleWriter
 from faultkit.workspace import Workspace
+from tests.factories import write_entry
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
 

@@ -11,7 +11,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from test_report import browse
+from tests.report.test_report import browse
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT = "minishop-code-checkout-shipping-quote"

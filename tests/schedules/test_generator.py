@@ -10,7 +10,7 @@ from faultkit.errors import InputError, UsageError
 from faultkit.schedules.generator import Candidate, active_profile, arrival_slots, generate
 from faultkit.schedules.params import PRESETS, preset
 from faultkit.schedules.prng import stream
-from tests.schedules.conftest import shop_entries
+from tests.schedules.entries import shop_entries
 
 MAIN = PRESETS["main"]
 

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-import shop
 
 from faultkit.workspace import Workspace
+from tests.validators import shop
 
 SAMPLE = {
     "code": ("minishop-code-checkout-shipping-quote", "minishop-code-cart-store-acl-auth"),

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-import shop
 
 from faultkit.workspace import Workspace
+from tests.validators import shop
 
 CODE_STAGES = [
     "lint",

@@ -11,11 +11,11 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-import shop
 
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.pipeline import Params, validate
 from faultkit.workspace import Workspace
+from tests.validators import shop
 
 # Windows long enough that the workload, not the symptom probe, decides the screens.
 PARAMS = Params(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
