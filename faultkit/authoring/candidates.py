@@ -33,7 +33,7 @@ SUFFIX = {"dependency-port": "port", "connection-host": "host", "connection-pass
 
 
 @dataclass(frozen=True)
-class Candidate:
+class FaultCandidate:
     data: dict[str, Any]
     status: str  # "new", "exists" (the id's file is there) or "duplicate" (another entry makes the change)
     note: str = ""
@@ -135,12 +135,12 @@ def _lower(quantity: str) -> str:
 
 
 def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None
-               ) -> list[Candidate]:
+               ) -> list[FaultCandidate]:
     """Every candidate; `folder` (drafts) is where they would be written, instead of catalog/<app>/."""
     app = load_app(ws, app_name)
     docs = load_manifests(app.manifests_dir)
     existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
-    out: list[Candidate] = []
+    out: list[FaultCandidate] = []
     for ch in config_changes(app, docs):
         base = slug(app.name, ch.workload, ch.field)
         suffix = SUFFIX[ch.kind]
@@ -149,7 +149,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
             data = plan_config(ws, app.name, ch.workload, ch.container, ch.field, ch.new, ch.kind, entry_id,
                                unique=False, app=app, docs=docs)
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
-            out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
+            out.append(FaultCandidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
         out.append(_status(ws, data, existing, folder))
     skip = left_alone(app)
@@ -165,17 +165,17 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
 
 
 def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str],
-            folder: Path | None = None) -> Candidate:
+            folder: Path | None = None) -> FaultCandidate:
     for path in (entry_path(ws, data["app"], data["id"]), *([folder / f"{data['id']}.yaml"] if folder else [])):
         if path.exists():
-            return Candidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
+            return FaultCandidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
     same = existing.get(entry_from_data(data).change_key)
     if same:
-        return Candidate(data, "duplicate", f"{same} makes the same change")
-    return Candidate(data, "new")
+        return FaultCandidate(data, "duplicate", f"{same} makes the same change")
+    return FaultCandidate(data, "new")
 
 
-def write_candidates(ws: Workspace, found: list[Candidate], folder: Path | None = None) -> list[Path]:
+def write_candidates(ws: Workspace, found: list[FaultCandidate], folder: Path | None = None) -> list[Path]:
     """Write the new ones (to catalog/<app>/, or to `folder`); never overwrite."""
     written = []
     for c in found:

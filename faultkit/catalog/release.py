@@ -34,7 +34,7 @@ REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-p
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ReleaseCandidate:
     """One catalog file as the release sees it."""
 
     file: str
@@ -110,7 +110,7 @@ def check_bundle(workspace: Workspace, entry: Entry, file: str) -> str:
     return digest
 
 
-def candidates(workspace: Workspace) -> list[Candidate]:
+def candidates(workspace: Workspace) -> list[ReleaseCandidate]:
     """Every catalog file with its entry (when it loads) and its lint errors."""
     report = lint(workspace)
     errors: dict[str, list[str]] = defaultdict(list)
@@ -120,7 +120,7 @@ def candidates(workspace: Workspace) -> list[Candidate]:
     out = []
     for path in discover(workspace):
         item, _ = load_entry_file(path, workspace)
-        out.append(Candidate(item.file, item.entry, tuple(errors.get(item.file, ()))))
+        out.append(ReleaseCandidate(item.file, item.entry, tuple(errors.get(item.file, ()))))
     return out
 
 

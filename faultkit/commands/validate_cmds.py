@@ -14,7 +14,7 @@ from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import is_screening_criterion
 
@@ -50,7 +50,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
     """
     ws = workspace()
-    params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
+    params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:

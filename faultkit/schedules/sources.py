@@ -11,7 +11,7 @@ from typing import Any
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
-from faultkit.schedules.generator import Candidate
+from faultkit.schedules.generator import Injectable
 from faultkit.workspace import Workspace
 from faultkit.yamlio import MAX_BYTES, canonical_json, read_text
 
@@ -33,7 +33,7 @@ class Source:
     def apps(self) -> list[str]:
         return sorted({str(e.get("app")) for e in self.entries})
 
-    def candidates(self, app: str) -> list[Candidate]:
+    def candidates(self, app: str) -> list[Injectable]:
         """The app's entries as candidates; InputError when the app has none here."""
         if not self.entries:
             raise InputError(f"{self.where}: the catalog holds no entries; "
@@ -49,7 +49,7 @@ class Source:
             except (KeyError, TypeError) as e:
                 raise InputError(f"{self.where}: entry {data.get('id', '?')!r} is malformed "
                                  f"({type(e).__name__}: {e}); rebuild the release") from None
-            out.append(Candidate(entry.id, entry.category, entry.artifact_key))
+            out.append(Injectable(entry.id, entry.category, entry.artifact_key))
         return out
 
 

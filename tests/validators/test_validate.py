@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 
 from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.pipeline import ValidationParams, validate
 from faultkit.workspace import Workspace
 from tests.validators import shop
 
 # Windows long enough that the workload, not the symptom probe, decides the screens.
-PARAMS = Params(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
+PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspac
         platform.down()
 
 
-def run(running, fault: str, params: Params = PARAMS) -> dict:
+def run(running, fault: str, params: ValidationParams = PARAMS) -> dict:
     ws, platform = running
     verdict, folder = validate(ws, platform, fault, params)
     # whatever happened, the application is back at its baseline: nothing left changed
@@ -46,7 +46,7 @@ def failed(verdict: dict) -> set[str]:
 
 def test_config_fault_admitted_with_uncounted_first_observation(running):
     ws, platform = running
-    verdict = run(running, shop.cart_store_port(ws), Params(window_s=6, interval_s=1, repeat=2))
+    verdict = run(running, shop.cart_store_port(ws), ValidationParams(window_s=6, interval_s=1, repeat=2))
     assert verdict["status"] == "admitted", verdict["summary"]
     assert [c["index"] for c in verdict["cycles"]] == [1, 2]
     assert any(r.get("counted") is False for r in verdict["rules"])  # the first observation is recorded only
@@ -102,7 +102,7 @@ def test_instant_direct_fault_is_seen_from_the_moment_it_starts(running):
     window opens with a sample taken just before the action, so both cycles count them. (The
     fault itself is rejected: the restart is over within a second, before any probe can fail.)"""
     ws, _ = running
-    verdict = run(running, shop.cart_killed(ws), Params(window_s=6, interval_s=1, repeat=2))
+    verdict = run(running, shop.cart_killed(ws), ValidationParams(window_s=6, interval_s=1, repeat=2))
     for rule in ("effect-matches-intent", "message-present-after", "screen-restart"):
         assert [r["passed"] for r in verdict["rules"] if r["rule"] == rule] == [True, True], rule
     for index in (1, 2):
@@ -171,7 +171,7 @@ def test_rejected_config_breaks_startup(running):
 
 def test_rejected_recovery_fails(running):
     ws, platform = running
-    verdict = run(running, shop.cartstore_slow(ws), Params(window_s=3, interval_s=0.5, repeat=1))
+    verdict = run(running, shop.cartstore_slow(ws), ValidationParams(window_s=3, interval_s=0.5, repeat=1))
     assert verdict["status"] == "rejected"
     assert "recovery-message-stopped" in failed(verdict)
     assert not failed(verdict) & {"screening", "message-present-after", "injection-applied"}
