@@ -12,13 +12,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from faultkit.workspace import Workspace
 from tests.factories import entry_data, write_entry
-from tests.helpers.cli import CLI, cli_env, run_cli
+from tests.helpers.cli import CLI, FAULTKIT, cli_env, run_cli
 from tests.platforms.fixture_app import write_app
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,7 +65,7 @@ def test_interrupted_is_130(tmp_path: Path) -> None:
     back = app / "manifests" / "back.yaml"
     back.write_text(back.read_text().replace("/readyz", "/never-ready"))
     env = cli_env(FAULTKIT_ROOT=str(root), FAULTKIT_STATE_DIR=str(tmp_path / "state"))
-    proc = subprocess.Popen([sys.executable, "-m", "faultkit.cli", "up", "--app", "fix", "--timeout", "120"],
+    proc = subprocess.Popen([*FAULTKIT, "up", "--app", "fix", "--timeout", "120"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60

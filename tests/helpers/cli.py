@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Protocol
 
 REPO = Path(__file__).resolve().parent.parent.parent
+# the command line of the real CLI, for the few tests that need a Popen (signals, two runs at once)
+FAULTKIT = (sys.executable, "-m", "faultkit.cli")
 
 
 class CLI(Protocol):
@@ -28,7 +30,7 @@ def cli_env(**overrides: str) -> dict[str, str]:
 def run_cli(*args: str, cwd: Path, check: int | None = None, env: dict[str, str] | None = None,
             input: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run `faultkit ARGS` in cwd; with check, assert the exit code and show the output when it differs."""
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=cwd, env=env or cli_env(),
+    proc = subprocess.run([*FAULTKIT, *args], cwd=cwd, env=env or cli_env(),
                           capture_output=True, text=True, input=input, timeout=timeout)
     if check is not None:
         assert proc.returncode == check, f"exit {proc.returncode}, expected {check}\n{proc.stdout}{proc.stderr}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.pipeline import ValidationParams, validate
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
 from tests.validators import shop
 
 # Windows long enough that the workload, not the symptom probe, decides the screens.
@@ -67,12 +67,7 @@ def test_code_fault_admitted_and_judge_agrees_byte_for_byte(running, tmp_path):
     assert {i.build for i in platform.instances("currency")} == baseline
     recomputed, same = verify_and_judge(verdict["_bundle"])
     assert same and recomputed["status"] == "admitted"
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "judge", str(verdict["_bundle"]), "--json"],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("judge", str(verdict["_bundle"]), "--json", cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 0 and json.loads(proc.stdout)["matches_recorded"] is True
 
 
@@ -81,12 +76,7 @@ def test_tampered_bundle_is_refused(running):
     bundles = sorted((ws.evidence_dir / "t-cart-store-port").iterdir())
     window = bundles[-1] / "windows" / "after-1.json"
     window.write_text(window.read_text().replace('"status"', '"statuz"', 1))
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "judge", str(bundles[-1])],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("judge", str(bundles[-1]), cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1 and "bundle tampered: windows/after-1.json digest mismatch" in proc.stderr
 
 
@@ -183,7 +173,7 @@ def test_bad_input_changes_nothing(running, tmp_path):
     before = {i.id: i.build for i in platform.instances()}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], capture_output=True, text=True, env=env)
+        return run_cli(*args, cwd=ws.root, env=env)
 
     fault = shop.cart_store_port(ws)
     unknown = cli("validate", "--fault", "t-cart-store-prot")
@@ -218,12 +208,7 @@ def test_bad_input_changes_nothing(running, tmp_path):
 def test_platform_not_up_is_a_clear_error(tmp_path):
     ws = shop.make_workspace(tmp_path / "idle")
     shop.cart_store_port(ws)
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "validate", "--fault", "t-cart-store-port"],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("validate", "--fault", "t-cart-store-port", cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1
     assert "the local platform is not up; run `faultkit up --app minishop` first" in proc.stderr
 
@@ -234,24 +219,8 @@ def test_unwritable_evidence_folder(running, tmp_path):
     # tests run as root, which ignores permission bits: a folder below a plain file cannot be made by anyone
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "faultkit.cli",
-            "validate",
-            "--fault",
-            fault,
-            "--window",
-            "2s",
-            "--interval",
-            "1s",
-            "--evidence",
-            str(blocker / "sub"),
-        ],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("validate", "--fault", fault, "--window", "2s", "--interval", "1s", "--evidence",
+                   str(blocker / "sub"),
+                   cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1 and "not writable" in proc.stderr, proc.stderr
     assert not (ws.state_dir / "journal.json").exists()
