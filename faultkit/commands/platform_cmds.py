@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.platforms.local import LocalPlatform, local_platform
+from faultkit.platforms.local.status import SupervisorStatus
 
 
 def _platform() -> LocalPlatform:
@@ -47,11 +47,12 @@ def up(app: str, replicas: int | None, timeout: float) -> int:
     return 0
 
 
-def _entry(status: dict[str, Any]) -> str:
+def _entry(status: SupervisorStatus) -> str:
     from faultkit.apps.descriptor import load_app
 
     app = load_app(workspace(), status["app"])
-    return status["services"].get(app.entry, {}).get("endpoint") or "(none)"
+    service = status["services"].get(app.entry)
+    return (service["endpoint"] if service else None) or "(none)"
 
 
 @click.command("status")

@@ -59,16 +59,19 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     overrides = {"faults": faults, "injection_minutes": injection_minutes,
                  "observation_minutes": observation_minutes, "ramp": ramp}
     params = preset(preset_name, **overrides)
+    # a release file written to a given path needs no catalog repository: `ws or workspace()` below
+    # finds one only where it is needed (the other branches never run without one)
     ws = None if release_file and out else workspace()
     if from_catalog:
-        source = working_tree(ws, app)  # type: ignore[arg-type]
+        source = working_tree(ws or workspace(), app)
     else:
-        source = load_release(release_file or newest_release(ws))  # type: ignore[arg-type]
+        source = load_release(release_file or newest_release(ws or workspace()))
     doc = document.build(source, app, params, number)
     custom = "-custom" if any(v is not None for v in overrides.values()) else ""
     if out is None:
         name = f"{app}-{preset_name}{custom}-seed{number}.json"
-        path = confine(ws.root, ws.schedules_dir / name, "schedule file")  # type: ignore[union-attr]
+        here = ws or workspace()
+        path = confine(here.root, here.schedules_dir / name, "schedule file")
     else:
         path = out
     document.write(doc, path)

@@ -56,11 +56,11 @@ class Source:
 def newest_release(ws: Workspace) -> Path:
     """The dist/catalog-<version>.json with the highest version (numeric parts compared as
     numbers, so 1.10 is newer than 1.9)."""
-    found = [p for p in ws.dist_dir.glob("catalog-*.json") if _RELEASE_NAME.match(p.name)]
+    found = [(m.group(1), p) for p in ws.dist_dir.glob("catalog-*.json") if (m := _RELEASE_NAME.match(p.name))]
     if not found:
         raise InputError("no catalog release in dist/; run `faultkit catalog build` first, "
                          "or pass --release")
-    return max(found, key=lambda p: _version_key(_RELEASE_NAME.match(p.name).group(1)))  # type: ignore[union-attr]
+    return max(found, key=lambda found_file: _version_key(found_file[0]))[1]
 
 
 def load_release(path: Path) -> Source:
@@ -98,8 +98,8 @@ def working_tree(ws: Workspace, app: str) -> Source:
     entries = []
     for path in discover(ws, [folder]):
         item, _ = load_entry_file(path, ws)
-        if item.entry is not None:
-            entries.append(dict(item.located.data))  # type: ignore[union-attr]
+        if item.entry is not None and item.located is not None:  # a valid entry always has its document
+            entries.append(dict(item.located.data))
     entries.sort(key=lambda e: e["id"])
     digest = "sha256:" + hashlib.sha256(canonical_json(entries).encode()).hexdigest()
     return Source(WORKING_TREE, digest, tuple(entries), f"catalog/{app}/")
