@@ -89,3 +89,14 @@ def test_no_module_over_400_lines() -> None:
         if lines > MAX_LINES:
             offenders.append(f"{path.relative_to(ROOT.parent)}: {lines} lines")
     assert not offenders, f"modules over {MAX_LINES} lines (split them by job):\n" + "\n".join(offenders)
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """A name means one thing across faultkit/: `Params` or `Candidate` in two packages are two concepts."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(module_name(path))
+    shared = {name: where for name, where in homes.items() if len(where) > 1}
+    assert not shared, shared

@@ -44,7 +44,7 @@ class FaultCandidate:
 
 
 @dataclass(frozen=True)
-class SettingChange:
+class CandidateSetting:
     workload: str
     container: str | None
     field: str
@@ -61,7 +61,7 @@ def left_alone(app: AppDescriptor) -> set[str]:
     return traffic_sources(app) | set(app.load) | set(app.telemetry) | set(app.fault_controls)
 
 
-def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[SettingChange]:
+def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[CandidateSetting]:
     by_workload = {s.workload: s.name for s in app.services}
     skip = left_alone(app)
     for doc in docs:
@@ -72,7 +72,7 @@ def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[SettingChang
             yield from _service_changes(doc)
 
 
-def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> Iterator[SettingChange]:
+def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> Iterator[CandidateSetting]:
     name = str(c.get("name"))
     for item in c.get("env") or []:
         field = f"env.{item.get('name')}"
@@ -83,29 +83,29 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         if a and dependency_of(app, value) in {*app.telemetry, *app.fault_controls}:
             continue  # an address of a collector or a flag service: the observer and the switches stay
         if a and dependency_of(app, value):
-            yield SettingChange(workload, name, field, _new_port(app, a), "dependency-port")
-            yield SettingChange(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
-            yield SettingChange(workload, name, field, "", "cleared-value")
+            yield CandidateSetting(workload, name, field, _new_port(app, a), "dependency-port")
+            yield CandidateSetting(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
+            yield CandidateSetting(workload, name, field, "", "cleared-value")
         elif PASSWORD.search(str(item.get("name"))):
-            yield SettingChange(workload, name, field, password_like(f"{workload}/{field}/{value}"),
-                                "connection-password")
-            yield SettingChange(workload, name, field, "", "cleared-value")
+            yield CandidateSetting(workload, name, field, password_like(f"{workload}/{field}/{value}"),
+                                   "connection-password")
+            yield CandidateSetting(workload, name, field, "", "cleared-value")
     for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
         if resource in ("cpu", "memory") and quantities.is_quantity(value):
             new = _lower(str(value))
             if resource == "memory" and quantities.memory_problem(new):
                 new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
             if new != str(value):
-                yield SettingChange(workload, name, f"resources.limits.{resource}", new, "resource-limit")
+                yield CandidateSetting(workload, name, f"resources.limits.{resource}", new, "resource-limit")
 
 
-def _service_changes(doc: Doc) -> Iterator[SettingChange]:
+def _service_changes(doc: Doc) -> Iterator[CandidateSetting]:
     for i, port in enumerate(doc.body.get("spec", {}).get("ports") or []):
         target = port.get("targetPort", port.get("port"))
         if "targetPort" in port and isinstance(target, int):
             key = port.get("name") or str(i)
-            yield SettingChange(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1),
-                                "port-mismatch")
+            yield CandidateSetting(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1),
+                                   "port-mismatch")
 
 
 def _new_port(app: AppDescriptor, a: Address) -> str:
