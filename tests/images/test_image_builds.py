@@ -66,8 +66,7 @@ def test_tags_labels_and_history_read_like_a_release(release: dict[str, ImageBui
         assert [t for t in said if find_words(t, words)] == []
 
 
-def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild], repo_ws: Workspace,
-                                                   monkeypatch: Any, capsys: Any) -> None:
+def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild], repo_ws: Workspace) -> None:
     env = cli_env(FAULTKIT_ROOT=str(repo_ws.root), FAULTKIT_STATE_DIR=str(repo_ws.state_dir))
     proc = run_cli("build", "--app", "minishop", "--service", "cart", "--service", "email", "--json",
                    cwd=repo_ws.root, env=env, check=0)

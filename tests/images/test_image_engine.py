@@ -59,7 +59,7 @@ def test_the_descriptor_images_block_is_checked_by_its_schema(tmp_path: Path) ->
     assert load_descriptor(bad).base_image.ref == "registry.example/python:3.11"
 
 
-def test_build_without_an_engine_is_one_clear_line(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+def test_build_without_an_engine_is_one_clear_line(tmp_path: Path) -> None:
     from tests.helpers.cli import cli_env, run_cli
 
     root = Path(__file__).resolve().parents[2]
