@@ -21,7 +21,7 @@ from faultkit.platforms.base import Platform
 from faultkit.validators import screening
 from faultkit.validators.changes import Change
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.records import CheckRecord, CycleRecord
 from faultkit.validators.stagelog import StageLog
 
@@ -40,7 +40,7 @@ class Cycles:
     sampler: Sampler
     entry: Entry
     change: Change
-    params: Params
+    params: ValidationParams
     scope: tuple[str, ...]
     machine_cycles: list[dict[str, object]] = field(default_factory=list)
 

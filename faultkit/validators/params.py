@@ -9,7 +9,7 @@ from faultkit.observe.load import Limits
 
 
 @dataclass(frozen=True)
-class Params:
+class ValidationParams:
     window_s: float = 300.0
     interval_s: float = 2.0
     repeat: int = 2
