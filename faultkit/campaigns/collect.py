@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faultkit.campaigns.plan import PLAN, Plan
-from faultkit.campaigns.state import VERDICTS, Store
+from faultkit.campaigns.state import VERDICTS, FaultStore
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, InputError
 from faultkit.evidence import check_trusted, sha256_file
@@ -50,7 +50,7 @@ def collect(ws: Workspace, source: Path, into: Path, trust: tuple[Path, ...] = (
     out: list[Collected] = []
     for folder in campaign_folders(source):
         plan = Plan.read(folder)
-        for s in Store(folder).all(tuple(f.id for f in plan.faults)):
+        for s in FaultStore(folder).all(tuple(f.id for f in plan.faults)):
             if s.state != "done" or s.outcome not in VERDICTS or not s.bundle:
                 out.append(Collected(s.id, s.outcome or s.state, None, "no verdict to record"))
                 continue

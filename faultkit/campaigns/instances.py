@@ -36,7 +36,7 @@ class Health:
 
 
 @dataclass(frozen=True)
-class Instance:
+class AppInstance:
     index: int
     workspace: Workspace
     state_dir: Path
@@ -118,5 +118,5 @@ class Instance:
         return [line for line in proc.stdout.splitlines() if line.strip()]
 
 
-def instances(ws: Workspace, folder: Path, app: str, n: int) -> list[Instance]:
-    return [Instance(k, ws, (folder / "instances" / str(k) / "state").resolve(), app) for k in range(n)]
+def instances(ws: Workspace, folder: Path, app: str, n: int) -> list[AppInstance]:
+    return [AppInstance(k, ws, (folder / "instances" / str(k) / "state").resolve(), app) for k in range(n)]

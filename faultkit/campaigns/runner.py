@@ -22,9 +22,9 @@ from typing import Any
 import yaml
 
 from faultkit.campaigns.board import Board
-from faultkit.campaigns.instances import Instance, instances
+from faultkit.campaigns.instances import AppInstance, instances
 from faultkit.campaigns.plan import PLAN, Plan, PlannedFault
-from faultkit.campaigns.state import VERDICTS, Attempt, FaultState, Store, locked
+from faultkit.campaigns.state import VERDICTS, Attempt, FaultState, FaultStore, locked
 from faultkit.campaigns.worker import RunResult, brief, newest_run, run_fault, sealed_verdict
 from faultkit.errors import FaultkitError, PlatformError
 from faultkit.workspace import Workspace
@@ -54,7 +54,7 @@ class Campaign:
                  keep_up: bool = False) -> None:
         self.ws, self.folder, self.plan, self.board, self.stop = ws, folder, plan, board, stop
         self.keep_up = keep_up
-        self.store = Store(folder)
+        self.store = FaultStore(folder)
         self.queue = Queue()
         self.lock = threading.Lock()
         self.instances = instances(ws, folder, plan.app, plan.workers)
@@ -167,7 +167,7 @@ class Campaign:
                                 f"({'; '.join(self.retired)}); fix it, then `faultkit campaign run --resume "
                                 f"{self.folder}`")
 
-    def work(self, inst: Instance) -> None:
+    def work(self, inst: AppInstance) -> None:
         failures = 0
         while not self.stop.is_set():
             if not self.queue.items:
@@ -189,7 +189,7 @@ class Campaign:
             self.one(inst, fault)
         self.board.worker(inst.index, None, "stopped" if self.stop.is_set() else "done")
 
-    def ready(self, inst: Instance) -> None:
+    def ready(self, inst: AppInstance) -> None:
         health = inst.health()
         if health.ok:
             return
@@ -204,7 +204,7 @@ class Campaign:
         inst.rebuild()
         self.event("rebuilt", inst.index, health.detail, time.time() - started)
 
-    def one(self, inst: Instance, fault: PlannedFault) -> None:
+    def one(self, inst: AppInstance, fault: PlannedFault) -> None:
         s = self.store.read(fault.id)
         bundles = self.folder / "bundles" / fault.id
         s = self.store.start(s, inst.index, self.rel(bundles), time.time())
@@ -212,7 +212,7 @@ class Campaign:
         result = run_fault(inst, self.plan, fault, bundles, self.folder / "logs", self.board, self.stop)
         self.record(s, inst, fault, result)
 
-    def record(self, s: FaultState, inst: Instance, fault: PlannedFault, result: RunResult) -> None:
+    def record(self, s: FaultState, inst: AppInstance, fault: PlannedFault, result: RunResult) -> None:
         bundle = None
         if result.bundle is not None:
             # an unsealed folder is no evidence of anything: it never stays beside the verdicts

@@ -58,7 +58,7 @@ class FaultState:
         return cls(**data)
 
 
-class Store:
+class FaultStore:
     """The campaign folder's fault states; one writer (the campaign process holding the lock)."""
 
     def __init__(self, folder: Path) -> None:

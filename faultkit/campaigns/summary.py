@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.campaigns.plan import Plan
-from faultkit.campaigns.state import VERDICTS, Store
+from faultkit.campaigns.state import VERDICTS, FaultStore
 from faultkit.yamlio import atomic_write
 
 SUMMARY = "summary.json"
@@ -23,7 +23,7 @@ def bucket(outcome: str | None) -> str:
 
 
 def summarize(folder: Path, plan: Plan) -> dict[str, Any]:
-    states = Store(folder).all(tuple(f.id for f in plan.faults))
+    states = FaultStore(folder).all(tuple(f.id for f in plan.faults))
     by_id = {f.id: f for f in plan.faults}
     done = [s for s in states if s.state == "done"]
     totals = Counter(bucket(s.outcome) for s in done)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.campaigns.board import Board
-from faultkit.campaigns.instances import Instance
+from faultkit.campaigns.instances import AppInstance
 from faultkit.campaigns.plan import Plan, PlannedFault
 from faultkit.campaigns.timing import run_started
 
@@ -86,7 +86,7 @@ def brief(verdict: dict[str, Any]) -> dict[str, Any]:
             "summary": verdict.get("summary", ""), "cycles": len(verdict.get("cycles") or [])}
 
 
-def run_fault(instance: Instance, plan: Plan, fault: PlannedFault, bundles: Path, logs: Path, board: Board,
+def run_fault(instance: AppInstance, plan: Plan, fault: PlannedFault, bundles: Path, logs: Path, board: Board,
               stop: threading.Event) -> RunResult:
     started = time.time()
     logs.mkdir(parents=True, exist_ok=True)

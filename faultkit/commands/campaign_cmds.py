@@ -60,7 +60,7 @@ def _overheads(ws: Workspace) -> Overheads:
 @json_option
 def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
             interval: str, repeat: int, attempts: int, max_load: float | None, folder: Path | None,
-            resume: Path | None, keep_up: bool, platform_name: str, as_json: bool) -> None:
+            resume: Path | None, keep_up: bool, platform_name: str, as_json: bool) -> int:
     """Validate faults over N isolated instances, longest expected first; resumable.
 
     Exits 0 when every fault is admitted, 1 when any is rejected, flaky or ended in an error.
@@ -120,8 +120,8 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
         _render_summary(result, folder)
     if stop.is_set():
         click.echo(f"Stopped; continue with: faultkit campaign run --resume {folder}", err=True)
-        raise SystemExit(130)
-    raise SystemExit(0 if result["admitted"] == result["faults"] else 1)
+        return 130
+    return 0 if result["admitted"] == result["faults"] else 1
 
 
 def _render_summary(result: dict[str, Any], folder: Path) -> None:
@@ -157,7 +157,7 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
 def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
                name: str, window: str, interval: str, repeat: int, attempts: int, storage: str, out: Path | None
-               ) -> None:
+               ) -> int:
     """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
 
     Not run on a cluster yet: the kubernetes platform its pods validate on is not in this release.
@@ -177,6 +177,7 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
     else:
         atomic_write(out, text)
         console(stderr=True).print(f"wrote {out}: {len(plan.faults)} faults in {workers} shares")
+    return 0
 
 
 @campaign.command("collect")
@@ -186,7 +187,7 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
 @click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Public key (PEM) of the validator that signed the bundles (the Job's); repeatable.")
 @json_option
-def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_json: bool) -> None:
+def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_json: bool) -> int:
     """Record the verdicts of a campaign run elsewhere (a Job's evidence volume, copied out).
 
     A bundle is recorded only when it verifies, judges again to its verdict, is signed by a trusted
@@ -201,7 +202,7 @@ def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_jso
     else:
         for r in rows:
             console().print(f"{r.fault}: {r.outcome} ({r.bundle or r.detail})")
-    raise SystemExit(1 if any(r.outcome in ("refused", "stale") for r in rows) else 0)
+    return 1 if any(r.outcome in ("refused", "stale") for r in rows) else 0
 
 
 @campaign.command("plan")
@@ -211,7 +212,7 @@ def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_jso
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Instances in parallel.")
 @click.option("--faults", "total", type=click.IntRange(min=1), help="Project this many faults in the catalog's mix.")
 @json_option
-def plan_cmd(app: str, window: str, repeat: int, workers: int, total: int | None, as_json: bool) -> None:
+def plan_cmd(app: str, window: str, repeat: int, workers: int, total: int | None, as_json: bool) -> int:
     """Expected wall time of a campaign: the protocol's windows plus measured setup times.
 
     Example: faultkit campaign plan --app minishop --window 5m --workers 4 --faults 700
@@ -223,7 +224,7 @@ def plan_cmd(app: str, window: str, repeat: int, workers: int, total: int | None
     p = project(mix, _overheads(ws), seconds(window), repeat, workers, total)
     if as_json:
         print_json(p.as_dict())
-        return
+        return 0
     out = console()
     table = Table("mechanism", "faults", "windows", "setup", "changes/cycle", "per fault",
                   title=f"{app}: {p.faults} faults, {seconds(window):g}s windows, repeat {repeat}, {workers} workers")
@@ -234,3 +235,4 @@ def plan_cmd(app: str, window: str, repeat: int, workers: int, total: int | None
     out.print(table)
     out.print(f"one after another: {duration(p.serial_s)}; on {workers} workers: {duration(p.wall_s)} "
               f"({p.faults_per_hour:g} faults/hour, with {over.instance_up_s:g}s to bring each instance up)")
+    return 0

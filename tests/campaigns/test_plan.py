@@ -14,7 +14,7 @@ import pytest
 from faultkit.campaigns import timing
 from faultkit.campaigns.plan import Plan, catalog_faults, new_plan, select
 from faultkit.campaigns.projection import makespan, project, scale
-from faultkit.campaigns.state import Attempt, FaultState, Store, locked
+from faultkit.campaigns.state import Attempt, FaultState, FaultStore, locked
 from faultkit.errors import InputError, UsageError
 from faultkit.workspace import Workspace
 
@@ -99,7 +99,7 @@ def test_projection_shares_the_faults_over_the_workers():
 
 
 def test_a_retried_outcome_goes_back_to_the_queue_until_attempts_are_spent(tmp_path):
-    store = Store(tmp_path)
+    store = FaultStore(tmp_path)
     s = store.start(FaultState("f"), 0, "bundles/f", 1.0)
     assert store.read("f").state == "running"
     s = store.finish(s, Attempt("overloaded", "bundles/f/1", "load", 0, 3.0), None, 2)
