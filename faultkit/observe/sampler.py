@@ -19,6 +19,7 @@ import requests
 
 from faultkit.catalog.model import Probe, thaw
 from faultkit.errors import Unsupported
+from faultkit.observe.load import LoadMeter, MachineWindow
 from faultkit.observe.metrics import scrape
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
@@ -55,6 +56,10 @@ class Sampler:
         self.log_message = (log_message or "").lower()
         self.session = requests.Session()
         self.pool = ThreadPoolExecutor(max_workers=8)
+        # the machine around each window, by window name: kept beside the window, never in it, so a
+        # window file keeps the bytes every shipped bundle has
+        self.meter = LoadMeter()
+        self.machine: dict[str, MachineWindow] = {}
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -71,6 +76,7 @@ class Sampler:
         # a few probes per window tell healthy from failing; more would add the probe's own
         # failures to what the workload sees
         every = max(1, math.ceil((spec.seconds / spec.interval + 1) / PROBES_PER_WINDOW))
+        self.meter.start()
         while True:
             samples.append(self.sample(probe=len(samples) % every == 0))
             now = time.time()
@@ -81,7 +87,11 @@ class Sampler:
             # a slow sample does not stretch the window: skip the ticks it overran, end on time
             next_at = min(end, max(next_at + spec.interval, now))
             time.sleep(max(0.0, next_at - now))
+            # how late the sampler woke against its schedule: the machine's doing, not the app's (a
+            # slow sample, say a scrape of a frozen service, moves the schedule instead)
+            self.meter.late(time.time() - next_at)
         finished = time.time()
+        self.machine[spec.name] = self.meter.stop()
         return {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
                 "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
 
