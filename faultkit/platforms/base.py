@@ -20,6 +20,12 @@ class Build:
     location: str  # folder or image reference
 
 
+def short_id(build_id: str, digits: int = 12) -> str:
+    """A build id for people: its algorithm (when it has one) and the first hex digits, whatever the prefix."""
+    algo, sep, hexes = build_id.partition(":")
+    return f"{algo}:{hexes[:digits]}" if sep else build_id[:digits]
+
+
 @dataclass(frozen=True)
 class Instance:
     """One running copy of a service (a replica: a process group locally, a pod on Kubernetes)."""
@@ -70,10 +76,16 @@ class Platform(Protocol):
     def read_field(self, workload: str, container: str, path: str) -> str | None: ...
     def patch_field(
         self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0
-    ) -> None: ...
+    ) -> None:
+        """Set the field and wait for it to be in force. errors.NotReady: applied, but what it rolled out
+        never became ready (the change stays, no old replica serves); `rollout` undoes instead."""
+        ...
 
     # observation
     def logs(self, service: str, since: float, until: float | None = None) -> list[LogRecord]: ...
+    def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
+        """Each instance's cumulative requests by HTTP status; None for one that did not answer."""
+        ...
 
     # direct interventions
     def actions(self) -> frozenset[str]: ...

@@ -31,7 +31,8 @@ from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
 from faultkit.platforms.local.status import SupervisorStatus
 from faultkit.workspace import Workspace
 
-ERRORS = {name: getattr(errors, name) for name in ("UsageError", "InputError", "PlatformError", "Unsupported")}
+ERRORS = {name: getattr(errors, name)
+          for name in ("UsageError", "InputError", "PlatformError", "NotReady", "Unsupported")}
 
 
 class LocalPlatform:
@@ -214,6 +215,13 @@ class LocalPlatform:
 
     def endpoint(self, service: str, port: int | None = None) -> str:
         return self._call("endpoint", service=service, port=port)
+
+    def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
+        """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer)."""
+        from faultkit.observe.metrics import scrape
+
+        with requests.Session() as session:
+            return {iid: scrape(url, session) for iid, url in sorted(self.instance_endpoints(service).items())}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
