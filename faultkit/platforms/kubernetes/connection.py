@@ -6,10 +6,12 @@ and `recover`, talk to the same cluster and context the app was brought up on.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -19,6 +21,7 @@ from urllib3.exceptions import HTTPError
 from faultkit.errors import PlatformError
 
 IN_CLUSTER = "in-cluster"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,28 @@ class Connection:
             raise PlatformError(f"the Kubernetes API server at {self.server} does not answer ({_short(e)}); "
                                 "check the cluster and --kubeconfig/--context") from None
         return str(info.git_version)
+
+
+def guarded(cls: type[T]) -> type[T]:
+    """Every public method of `cls` turns a failure to reach the API server (or an API error nobody
+    handled) into one PlatformError line, so a cluster that goes away is an error, not a traceback."""
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("_") or not callable(fn):
+            continue
+        setattr(cls, name, _guard(name, fn))
+    return cls
+
+
+def _guard(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except (HTTPError, ApiException, OSError) as e:
+            server = getattr(getattr(self, "conn", None), "server", "the API server")
+            raise PlatformError(f"kubernetes platform, {name}: {_short(e)} ({server}); check the cluster "
+                                "(its API server must answer), then retry") from None
+    return wrapper
 
 
 def api_error(what: str, e: Exception) -> PlatformError:

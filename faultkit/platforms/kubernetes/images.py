@@ -52,23 +52,27 @@ class ClusterImages:
         return out
 
     def ensure(self, ref: str, build_id: str, timeout: float = 60.0) -> None:
-        """Make the nodes have `ref` (run the loader when they do not) and record its digests."""
+        self.ensure_all({ref: build_id}, timeout)
+
+    def ensure_all(self, images: dict[str, str], timeout: float = 60.0) -> None:
+        """Make the nodes have every ref (running the loader for those they lack), then record each
+        one's digests as the node lists them."""
         data = self._load()
-        known = data.get(build_id)
-        if known and known.get("ref") == ref and self._digests_on_nodes(ref):
-            return
-        if self.loader:
-            done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
-            if done.returncode != 0:
-                last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
-                raise PlatformError(f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: {last}")
-        digests: set[str] = set()
+        on_nodes = {ref: self._digests_on_nodes(ref) for ref in images}
+        for ref in images:
+            if not on_nodes[ref] and self.loader:
+                done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
+                if done.returncode != 0:
+                    last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
+                    raise PlatformError(f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: "
+                                        f"{last}")
         deadline = time.monotonic() + timeout
-        while self.loader and not digests and time.monotonic() < deadline:
-            digests = self._digests_on_nodes(ref)  # the kubelet reports new images within its status period
-            if not digests:
-                time.sleep(1)
-        data[build_id] = {"ref": ref, "digests": sorted(digests | {build_id})}
+        # the kubelet lists new images in the node's status within its status period (10 s by default)
+        while self.loader and not all(on_nodes.values()) and time.monotonic() < deadline:
+            time.sleep(1)
+            on_nodes = {ref: on_nodes[ref] or self._digests_on_nodes(ref) for ref in images}
+        for ref, build_id in images.items():
+            data[build_id] = {"ref": ref, "digests": sorted(on_nodes[ref] | {build_id})}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
 

@@ -34,7 +34,7 @@ from faultkit.images.builds import ImageBuilds
 from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
 from faultkit.platforms.kubernetes import apply, objects, settings
-from faultkit.platforms.kubernetes.connection import Connection, api_error
+from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
@@ -46,6 +46,7 @@ from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_
 from faultkit.workspace import Workspace
 
 
+@guarded
 class KubernetesPlatform:
     name = "kubernetes"
 
@@ -96,12 +97,9 @@ class KubernetesPlatform:
             raise
 
     def _images(self, desc: AppDescriptor) -> dict[str, str]:
-        out = {}
-        for service in buildable(desc):
-            b = self.image_builds(desc).build(service)
-            self.cluster_images.ensure(b.location, b.id)
-            out[service] = b.location
-        return out
+        builds = {service: self.image_builds(desc).build(service) for service in buildable(desc)}
+        self.cluster_images.ensure_all({b.location: b.id for b in builds.values()})
+        return {service: b.location for service, b in builds.items()}
 
     def _wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None:
         deadline = time.monotonic() + timeout
