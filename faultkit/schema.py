@@ -8,11 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import fastjsonschema
-
-from faultkit.yamlio import Located, Pointer
+if TYPE_CHECKING:  # imported when a document is checked, not by `catalog lint` answered from its cache
+    from faultkit.yamlio import Located, Pointer
 
 SCHEMAS = ("entry", "app", "schedule", "release")
 
@@ -45,9 +44,9 @@ def validator(name: str) -> Any:
 def _fast(name: str) -> Callable[[Any], bool]:
     """A compiled yes/no check: twenty times faster than jsonschema on the valid documents that
     make up most of a catalog; jsonschema then explains the invalid ones, every error at once."""
-    schema = dict(json.loads(schema_text(name)))
-    if "prefixItems" in schema_text(name):  # 2020-12 only; fastjsonschema knows up to draft-07
-        return lambda data: validator(name).is_valid(data)
+    import fastjsonschema
+
+    schema = _draft7(json.loads(schema_text(name)))
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     compiled = fastjsonschema.compile(schema)
 
@@ -59,6 +58,24 @@ def _fast(name: str) -> Callable[[Any], bool]:
         return True
 
     return check
+
+
+def _draft7(node: Any) -> Any:
+    """The schema in draft-07 terms for fastjsonschema: 2020-12's `prefixItems` (and the `items`
+    beside it, which then means the rest) is draft-07's array form of `items` and `additionalItems`.
+    So the app descriptor is checked without importing jsonschema (issue 20), which still explains."""
+    if isinstance(node, list):
+        return [_draft7(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _draft7(v) for k, v in node.items() if k not in ("prefixItems", "items")}
+    if "prefixItems" in node:
+        out["items"] = _draft7(node["prefixItems"])
+        if "items" in node:
+            out["additionalItems"] = _draft7(node["items"])
+    elif "items" in node:
+        out["items"] = _draft7(node["items"])
+    return out
 
 
 def breadcrumb(path: Pointer) -> str:

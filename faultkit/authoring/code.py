@@ -30,8 +30,8 @@ from faultkit.authoring.common import (
     todo,
     write_new,
 )
-from faultkit.authoring.leakage import Leak, giveaway_words, patch_leaks
-from faultkit.authoring.placeholders import todo_paths
+from faultkit.catalog.placeholders import todo_paths
+from faultkit.catalog.rules.leakage import Leak, giveaway_words, patch_leaks
 from faultkit.errors import InputError, UsageError
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor
-from faultkit.authoring.placeholders import EFFECT_TODO, is_todo, todo, todo_paths  # noqa: F401
 from faultkit.catalog.lint import discover, load_entry_file
 from faultkit.catalog.model import FORMAT, Entry
+from faultkit.catalog.placeholders import EFFECT_TODO, is_todo, todo, todo_paths  # noqa: F401
 from faultkit.errors import InputError
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml

@@ -27,9 +27,9 @@ from faultkit.authoring.common import (
     skeleton,
     todo,
 )
-from faultkit.authoring.leakage import find_words, giveaway_words
 from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import entry_from_data
+from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS
 from faultkit.errors import InputError
 from faultkit.workspace import Workspace

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from faultkit.authoring.placeholders import is_todo
 from faultkit.catalog.lint import Finding, Report, lint
+from faultkit.catalog.placeholders import is_todo
 from faultkit.workspace import Workspace
 
 DRAFTS = "drafts"

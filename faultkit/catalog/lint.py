@@ -1,97 +1,95 @@
-"""`catalog lint`: schema checks, then semantic checks against the application descriptors.
+"""`catalog lint`: schema checks, then semantic checks against the application descriptors, then the
+whole catalog's invariants. The rules live in catalog/rules/; this module runs them.
 
-Every problem is reported at once, each with file, line and field path. Lint never writes.
+Every problem is reported at once, each with file, line and field path. Lint never writes entries;
+given a Store it caches each file's result (catalog/lint_cache.py), and the invariants are checked
+from the facts of every file, so a one-file change re-reads one file.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
-from faultkit.apps.descriptor import AppDescriptor, app_names, load_app, suggest
-from faultkit.apps.manifests import Doc, find_container, get_field, load_manifests
-from faultkit.authoring.leakage import check_leakage, check_title, check_todo
-from faultkit.catalog.config_rules import kind_mismatch, refusal
-from faultkit.catalog.model import Entry, entry_from_data
-from faultkit.catalog.patches import read_patch, safe_path
-from faultkit.catalog.vocab import ACTIONS
+from faultkit.catalog.lint_cache import Pack, Result, Store, environment, file_digest, file_key
+from faultkit.catalog.rules.files import discover, display
+from faultkit.catalog.rules.invariants import CATALOG_RULES
+from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
 from faultkit.errors import FaultkitError
-from faultkit.schema import Problem, check_document
 from faultkit.workspace import Workspace
-from faultkit.yamlio import Located, load_located
+
+if TYPE_CHECKING:
+    from faultkit.catalog.model import Entry
+    from faultkit.catalog.rules.context import Context, EntryRule, FileRule
+
+__all__ = ["Finding", "Linter", "Loaded", "Report", "discover", "lint", "load_entry_file"]
+
+# The rule set, as module.function under faultkit.catalog.rules. The rules (and with them YAML, the
+# schema validator and the app model) are imported on the first file the cache cannot answer, so a
+# warm run imports none of them; the names and the modules' source are part of the cache key.
+ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "patches.check_code", "semantic.check_config",
+                                "semantic.check_direct", "leakage.check_leakage", "leakage.check_title")
+FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
+# rules that read an entry's admitting evidence, registered by the command layer (faultkit/labels/
+# reads entries through catalog, so catalog cannot import it). Their findings are advice for the next
+# validation (editing the entry makes its verdict stale), so --strict leaves them warnings. A cached
+# result of such a rule counts while the admitting bundle's MANIFEST.json and labels.json are unchanged.
+# A rule is given as a callable or as "module:function", imported on the first file the cache cannot
+# answer (so registering one costs a warm run nothing).
+EVIDENCE_RULES: list[EntryRule | str] = []
+ADVISORY = ("declared_evidence",)
 
 
-@dataclass(frozen=True)
-class Finding:
-    file: str
-    line: int
-    path: str
-    message: str
-    severity: str = "error"
-    rule: str = "schema"
-
-    def render(self) -> str:
-        return f"{self.file}:{self.line}: {self.path}: {self.message}"
+def rule(name: str) -> Callable[..., Any]:
+    module, function = name.split(".")
+    found: Callable[..., Any] = getattr(importlib.import_module(f"faultkit.catalog.rules.{module}"), function)
+    return found
 
 
-@dataclass(frozen=True)
-class Loaded:
-    """One catalog file as lint sees it."""
-
-    file: str  # relative to the workspace root when inside it
-    located: Located | None
-    entry: Entry | None
+def rule_sources(names: Iterable[str]) -> list[Path]:
+    """The source file of each named rule's module, found without importing it."""
+    here = Path(__file__).parent / "rules"
+    return sorted({here / f"{n.split('.')[0]}.py" for n in names})
 
 
-@dataclass
-class Context:
-    """What the rules may consult; descriptors and manifests are read once per app."""
-
-    workspace: Workspace
-    _apps: dict[str, AppDescriptor | FaultkitError] = field(default_factory=dict)
-    _manifests: dict[str, list[Doc] | FaultkitError] = field(default_factory=dict)
-    _app_names: list[str] | None = None
-
-    @property
-    def app_names(self) -> list[str]:
-        if self._app_names is None:
-            self._app_names = app_names(self.workspace)
-        return self._app_names
-
-    def app(self, name: str) -> AppDescriptor:
-        if name not in self._apps:
-            try:
-                self._apps[name] = load_app(self.workspace, name)
-            except FaultkitError as e:
-                self._apps[name] = e
-        found = self._apps[name]
-        if isinstance(found, FaultkitError):
-            raise found
-        return found
-
-    def manifests(self, app: AppDescriptor) -> list[Doc]:
-        if app.name not in self._manifests:
-            try:
-                self._manifests[app.name] = load_manifests(app.manifests_dir)
-            except FaultkitError as e:
-                self._manifests[app.name] = e
-        found = self._manifests[app.name]
-        if isinstance(found, FaultkitError):
-            raise found
-        return found
+def _named(name: str) -> Callable[..., Any]:
+    module, function = name.split(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found
 
 
-# yields (field path, message) or (field path, message, "warning")
-EntryRule = Callable[[Context, Entry], Iterable[tuple[str, ...]]]
-CatalogRule = Callable[[Context, list[Loaded]], Iterable[tuple[Loaded, str, str]]]
+def evidence_sources(rules: Iterable[Callable[..., Any] | str]) -> list[Path]:
+    """Every module of the package each registered evidence rule comes from (labels/*.py), found
+    without importing it when the rule is given by name."""
+    top = Path(__file__).parent.parent
+    folders = set()
+    for r in rules:
+        module = r.split(":")[0] if isinstance(r, str) else r.__module__
+        if module.startswith("faultkit."):
+            folders.add((top / Path(*module.split(".")[1:])).parent)
+        elif not isinstance(r, str):
+            folders.add(Path(str(getattr(sys.modules[r.__module__], "__file__", ""))).parent)
+    return sorted(p for folder in folders if folder.name for p in folder.glob("*.py"))
+
+
+def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
+    """One file loaded and checked against the entry schema (see rules/schema.py)."""
+    from faultkit.catalog.rules.schema import load_entry_file as load
+
+    return load(path, workspace)
 
 
 @dataclass(frozen=True)
 class Report:
     findings: tuple[Finding, ...]
     files: int
-    entries: tuple[Entry, ...]
+    entries: tuple[Entry, ...]  # the valid entries lint parsed (all of them without a cache)
+    facts: tuple[Facts, ...] = ()  # every valid entry the invariants saw: the given files and the rest
+    cached: int = field(default=0, compare=False)  # files whose result came from the cache
 
     @property
     def errors(self) -> int:
@@ -102,244 +100,156 @@ class Report:
         return sum(f.severity == "warning" for f in self.findings)
 
 
-def discover(workspace: Workspace, paths: Iterable[Path] = ()) -> list[Path]:
-    """The entry files named by `paths` (files or folders), or every file under catalog/."""
-    paths = list(paths) or [workspace.catalog_dir]
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            # a folder named like an entry is reported by the loader, not silently skipped
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
-        else:
-            out.append(p)  # a missing or odd file is reported by the loader, with its name
-    return out
+class Linter:
+    """One lint run: the rules' context, and the cache pack when a Store is given."""
 
+    def __init__(self, workspace: Workspace, store: Store | None = None) -> None:
+        self.workspace = workspace
+        self._ctx: Context | None = None
+        self._entry_rules: list[EntryRule] = []
+        self._file_rules: list[FileRule] = []
+        names = [*ENTRY_RULES, *FILE_RULES, *(f"invariants.{r.__name__}" for r in CATALOG_RULES)]
+        sources = rule_sources(names) + evidence_sources(EVIDENCE_RULES)
+        names += [r if isinstance(r, str) else f"{r.__module__}:{r.__qualname__}" for r in EVIDENCE_RULES]
+        env = environment(workspace, names, sources) if store else ""
+        self.pack: Pack | None = store.pack(env) if store else None
+        self._entries: dict[str, Entry] = {}
+        self.cached = 0
+        self._deps: dict[str, str] = {}
+        self._paths: dict[str, Path] = {}
 
-def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
-    name = _display(path, workspace)
-    try:
-        located = load_located(path)
-    except FaultkitError as e:
-        message = str(e).removeprefix(f"{path}:").removeprefix(f"{path}").lstrip(": ")
-        line = int(message.split(":")[0]) if message.split(":")[0].isdigit() else 1
-        message = message.split(": ", 1)[1] if message.split(":")[0].isdigit() else message
-        return Loaded(name, None, None), [Finding(name, line, "(file)", message, "error", "read")]
-    if not isinstance(located.data, dict):
-        found = type(located.data).__name__
-        return Loaded(name, located, None), [Finding(name, 1, "(document)", f"expected a mapping, found {found}")]
-    problems = check_document(located, "entry")
-    findings = [_finding(name, p) for p in problems]
-    entry = entry_from_data(located.data) if not any(p.severity == "error" for p in problems) else None
-    return Loaded(name, located, entry), findings
-
-
-def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False) -> Report:
-    files = discover(workspace, paths)
-    ctx = Context(workspace)
-    findings: list[Finding] = []
-    loaded: list[Loaded] = []
-    for f in files:
-        item, problems = load_entry_file(f, workspace)
-        loaded.append(item)
-        findings.extend(problems)
-        if item.entry:
-            findings.extend(_entry_findings(ctx, item))
-    wanted = {item.file for item in loaded}
-    # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
-    context = _rest_of_catalog(workspace, files) + loaded if paths else loaded
-    for rule in CATALOG_RULES:
-        for item, path, message in rule(ctx, context):
-            if item.file in wanted:
-                findings.append(_at(item, path, message, rule.__name__))
-    if strict:
-        findings = [Finding(f.file, f.line, f.path, f.message, f.severity if f.rule in ADVISORY else "error", f.rule)
-                    for f in findings]
-    findings.sort(key=lambda f: (f.file, f.line, f.path, f.message))
-    return Report(tuple(findings), len(files), tuple(i.entry for i in loaded if i.entry))
-
-
-def _rest_of_catalog(workspace: Workspace, given: list[Path]) -> list[Loaded]:
-    """The catalog's other entries, so ids and changes stay unique across the whole catalog."""
-    seen = {p.resolve() for p in given}
-    rest = [p for p in discover(workspace) if p.resolve() not in seen]
-    return [item for item, _ in map(lambda p: load_entry_file(p, workspace), rest) if item.entry]
-
-
-def _entry_findings(ctx: Context, item: Loaded) -> Iterator[Finding]:
-    assert item.entry is not None
-    for rule in ENTRY_RULES + EVIDENCE_RULES:
+    def result(self, path: Path) -> tuple[str, Result]:
+        """(display name, result) of one file, from the cache when its key and dependencies match."""
+        name = display(path, self.workspace)
+        self._paths[name] = path
+        if self.pack is None:
+            return name, self._fresh(path)
         try:
-            for path, message, *severity in rule(ctx, item.entry):
-                yield _at(item, path, message, rule.__name__, *severity)
+            content = path.read_bytes()
+        except OSError:
+            return name, self._fresh(path)  # missing or a folder: the loader says so, nothing to cache
+        key = file_key(self.pack.env, name, content)
+        hit = self.pack.get(key)
+        if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
+            self.cached += 1
+            return name, hit
+        fresh = self._fresh(path)
+        self.pack.put(key, fresh)
+        return name, fresh
+
+    def report(self, given: list[tuple[str, Result]], rest: list[tuple[str, Result]], strict: bool) -> Report:
+        """Findings of the given files and the invariants, blaming a given file over one of the rest."""
+        wanted = {name for name, _ in given}
+        facts = [r.facts for _, r in (*rest, *given) if r.facts]
+        findings = [f for _, r in given for f in r.findings]
+        paths = {name: path for name, path in self._paths.items() if name in wanted}
+        findings += invariant_findings(facts, CATALOG_RULES, wanted, paths)
+        if strict:
+            findings = [f if f.rule in ADVISORY else replace(f, severity="error") for f in findings]
+        findings.sort(key=lambda f: (f.file, f.line, f.path, f.message))
+        entries = tuple(self._entries[name] for name, _ in given if name in self._entries)
+        return Report(tuple(findings), len(given), entries, tuple(facts), self.cached)
+
+    def save(self) -> None:
+        if self.pack is not None:
+            self.pack.save()
+
+    def _context(self) -> Context:
+        if self._ctx is None:
+            from faultkit.catalog.rules.context import Context
+
+            self._ctx = Context(self.workspace, self.pack.store if self.pack else None)
+            evidence = [_named(r) if isinstance(r, str) else r for r in EVIDENCE_RULES]
+            self._entry_rules = [*(rule(n) for n in ENTRY_RULES), *evidence]
+            self._file_rules = [rule(n) for n in FILE_RULES]
+        return self._ctx
+
+    def _fresh(self, path: Path) -> Result:
+        ctx = self._context()
+        item, findings = load_entry_file(path, self.workspace)
+        for file_rule in self._file_rules:
+            findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
+        if item.entry is None:
+            return Result(tuple(findings), None)
+        self._entries[item.file] = item.entry
+        findings.extend(_entry_findings(ctx, item, self._entry_rules))
+        read = [item.entry.code.patch] if item.entry.code else []
+        v = item.entry.validation
+        if EVIDENCE_RULES and v is not None and v.bundle:
+            read += [f"{v.bundle}/MANIFEST.json", f"{v.bundle}/labels.json"]
+        deps = tuple((rel, self._dep(rel)) for rel in read)
+        return Result(tuple(findings), Facts.of(item), deps)
+
+    def _dep(self, rel: str) -> str:
+        """The digest of a file a result read (a patch), once per run; "-" when it is unreadable."""
+        if rel not in self._deps:
+            self._deps[rel] = _dep_digest(self.workspace.root, rel)
+        return self._deps[rel]
+
+
+def _dep_digest(root: Path, rel: str) -> str:
+    """The digest of a file inside the workspace, as catalog.patches.safe_path would find it; "-"
+    for a path that rule refuses (the result records the refusal, whatever the file holds)."""
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("~") or ".." in pure.parts:
+        return "-"
+    try:
+        real = (root / pure).resolve()
+    except OSError:
+        return "-"
+    return file_digest(real) if real.is_relative_to(root) and real.is_file() else "-"
+
+
+def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False, store: Store | None = None) -> Report:
+    files = discover(workspace, paths)
+    linter = Linter(workspace, store)
+    given = [linter.result(f) for f in files]
+    rest: list[tuple[str, Result]] = []
+    if files and paths:
+        # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
+        seen = {name for name, _ in given}
+        rest = [r for r in map(linter.result, discover(workspace)) if r[0] not in seen]
+    report = linter.report(given, rest, strict)
+    linter.save()
+    return report
+
+
+def invariant_findings(facts: list[Facts], rules: Iterable[CatalogRule], wanted: set[str],
+                       paths: dict[str, Path]) -> Iterator[Finding]:
+    """The catalog rules' findings on the `wanted` files. The line of a finding is looked up only
+    when there is one (rare), so neither a fresh nor a cached result pays for line numbers."""
+    for rule in rules:
+        for f, path, message in rule(facts):
+            if f.file in wanted:
+                line = _line(paths[f.file], path) if path != "(entry)" and f.file in paths else 1
+                yield Finding(f.file, line, path, message, "error", rule.__name__.removeprefix("check_"))
+
+
+def _line(file: Path, path: str) -> int:
+    from faultkit.yamlio import load_located
+
+    try:
+        located = load_located(file)
+    except FaultkitError:
+        return 1
+    return located.line(_pointer(path))
+
+
+def _entry_findings(ctx: Context, item: Loaded, rules: list[EntryRule]) -> Iterator[Finding]:
+    assert item.entry is not None
+    for entry_rule in rules:
+        try:
+            for path, message, *severity in entry_rule(ctx, item.entry):
+                yield _at(item, path, message, entry_rule.__name__, *severity)
         except FaultkitError as e:
-            yield _at(item, "app" if rule is check_target else "(entry)", str(e), rule.__name__)
+            where = "app" if entry_rule.__name__ == "check_target" else "(entry)"
+            yield _at(item, where, str(e), entry_rule.__name__)
 
 
 def _at(item: Loaded, path: str, message: str, rule: str, severity: str = "error") -> Finding:
-    pointer = tuple(int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split("."))
-    line = item.located.line(pointer) if item.located else 1
+    line = item.located.line(_pointer(path)) if item.located else 1
     return Finding(item.file, line, path, message, severity, rule.removeprefix("check_"))
 
 
-def _finding(name: str, p: Problem) -> Finding:
-    return Finding(name, p.line, p.path, p.message, p.severity, p.rule)
-
-
-def _display(path: Path, workspace: Workspace) -> str:
-    try:
-        return path.resolve().relative_to(workspace.root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-# ---------------------------------------------------------------- entry rules
-
-
-def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if e.app not in ctx.app_names:
-        yield "app", f"{e.app!r} is not an application of this catalog{suggest(e.app, ctx.app_names)}"
-        return
-    app = ctx.app(e.app)
-    names = app.service_names
-    if e.target.service not in names:
-        yield "target.service", f"{e.target.service!r} is not a service of {app.name}{suggest(e.target.service, names)}"
-        return
-    spec = app.service(e.target.service)
-    if e.target.workload and e.target.workload != spec.workload:
-        yield "target.workload", f"{e.target.service} runs as workload {spec.workload!r}, not {e.target.workload!r}"
-    if e.target.container and e.target.container not in spec.containers:
-        yield (
-            "target.container",
-            f"{e.target.container!r} is not a container of {spec.workload} ({', '.join(spec.containers)})",
-        )
-    if e.probe.service not in names:
-        yield "probe.service", f"{e.probe.service!r} is not a service of {app.name}{suggest(e.probe.service, names)}"
-    computed = set(app.scope(e.target.service))
-    if e.target.service not in e.scope:
-        yield "scope", f"the scope must include the target {e.target.service!r}"
-    for i, s in enumerate(e.scope):
-        if s not in computed:
-            yield (
-                f"scope[{i}]",
-                f"{s!r} does not reach {e.target.service} through dependency edges; "
-                f"scope may hold {', '.join(sorted(computed))}",
-            )
-    if e.log and e.log.service not in {e.target.service, *app.callers(e.target.service)}:
-        yield (
-            "log.service",
-            (
-                f"{e.log.service!r} is neither {e.target.service} nor a direct dependant of it "
-                f"({', '.join(app.callers(e.target.service)) or 'none'})"
-            ),
-        )
-
-
-def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if not e.code or e.app not in ctx.app_names:
-        return
-    try:
-        path = safe_path(ctx.workspace.root, e.code.patch, "patch")
-        info = read_patch(path)
-    except FaultkitError as err:
-        yield "code.patch", str(err)
-        return
-    app = ctx.app(e.app)
-    source = app.service_source(e.target.service) if e.target.service in app.service_names else None
-    if source is None:
-        yield (
-            "code.patch",
-            f"{e.target.service} has no source folder in {app.name}'s descriptor; a code fault needs one",
-        )
-        return
-    outside = [f for f in info.files if not f.startswith(source + "/") or ".." in f.split("/")]
-    if outside:
-        yield "code.patch", f"touches files outside {source}/: {', '.join(outside)}"
-    if not any(e.code.marker in line for line in info.added):
-        yield "code.marker", f"{e.code.marker!r} is not in any line the patch adds; pick text the patch introduces"
-
-
-def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if not e.config or e.app not in ctx.app_names:
-        return
-    c = e.config
-    try:
-        spec = find_container(ctx.manifests(ctx.app(e.app)), c.workload, c.container)
-    except FaultkitError as err:
-        yield "config.workload", str(err)
-        return
-    why = refusal(spec, c.field)
-    if why:
-        yield "config.field", why
-        return
-    current = get_field(spec, c.field)
-    if current is None and c.kind != "cleared-value":
-        yield "config.field", f"{c.field!r} is not written in the manifest of {c.workload}/{c.container}"
-    elif current != c.old:
-        yield "config.old", f"the manifest says {current!r}, the entry says {c.old!r}"
-    if c.new == c.old:
-        yield "config.new", "the new value equals the old one; the change changes nothing"
-    mismatch = kind_mismatch(c.kind, c.field, c.old, c.new)
-    if mismatch:
-        yield "config.kind", mismatch
-
-
-def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
-    if not e.direct:
-        return
-    action = ACTIONS[e.direct.action]
-    if e.level not in action.levels:
-        yield "level", f"{action.name} acts at {', '.join(action.levels)} level, not {e.level}"
-    known = {p.name: p for p in action.params}
-    for key, value in e.direct.params.items():
-        param = known.get(key)
-        if param is None:
-            yield f"direct.params.{key}", f"{action.name} takes no parameter {key!r}{suggest(key, list(known))}"
-        elif not isinstance(value, param.type) or isinstance(value, bool):
-            yield f"direct.params.{key}", f"expected {param.type.__name__}, found {value!r}"
-        elif (param.minimum is not None and value < param.minimum) or (
-            param.maximum is not None and value > param.maximum
-        ):
-            yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"
-
-
-ENTRY_RULES: list[EntryRule] = [check_target, check_code, check_config, check_direct, check_leakage, check_title]
-# rules that read an entry's admitting evidence, registered by the command layer (faultkit/labels/
-# reads entries through catalog, so catalog cannot import it). Their findings are advice for the next
-# validation (editing the entry makes its verdict stale), so --strict leaves them warnings.
-EVIDENCE_RULES: list[EntryRule] = []
-ADVISORY = ("declared_evidence",)
-
-
-# -------------------------------------------------------------- catalog rules
-
-
-def _repeats(items: list[Loaded], key: Callable[[Entry], object]) -> Iterator[tuple[Loaded, Loaded]]:
-    """(later, first) for every entry whose key an earlier entry already has."""
-    first: dict[object, Loaded] = {}
-    for item in items:
-        if item.entry:
-            k = key(item.entry)
-            if k in first:
-                yield item, first[k]
-            else:
-                first[k] = item
-
-
-def check_unique_ids(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
-    for item, first in _repeats(items, lambda e: e.id):
-        yield item, "id", f"id {item.entry.id!r} is already used by {first.file}"  # type: ignore[union-attr]
-
-
-def check_duplicates(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
-    for item, first in _repeats(items, lambda e: e.change_key):
-        yield item, "(entry)", f"makes the same change to the same artifact as {first.file}; one of them must go"
-
-
-def check_location(ctx: Context, items: list[Loaded]) -> Iterator[tuple[Loaded, str, str]]:
-    for item in items:
-        e = item.entry
-        if e and item.file.startswith("catalog/") and item.file != f"catalog/{e.app}/{e.id}.yaml":
-            yield item, "id", f"an entry with id {e.id!r} of app {e.app!r} belongs at catalog/{e.app}/{e.id}.yaml"
-
-
-CATALOG_RULES: list[CatalogRule] = [check_unique_ids, check_duplicates, check_location, check_todo]
+def _pointer(path: str) -> tuple[str | int, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split("."))

@@ -15,8 +15,8 @@ from faultkit.authoring.common import entry_path, render, write_new
 from faultkit.authoring.config import plan_config
 from faultkit.authoring.direct import plan_direct, platforms_note
 from faultkit.authoring.drafts import drafts_dir
-from faultkit.authoring.leakage import title_leaks
-from faultkit.authoring.placeholders import todo_paths
+from faultkit.catalog.placeholders import todo_paths
+from faultkit.catalog.rules.leakage import title_leaks
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError

@@ -3,17 +3,48 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from pathlib import Path
 
 import click
 
+from faultkit.catalog.lint import EVIDENCE_RULES
 from faultkit.catalog.lint import lint as run_lint
-from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.labels.lint_rule import register as register_evidence_rule
+from faultkit.catalog.lint_cache import Store
+from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.schema import SCHEMAS, schema_text
 
+EVIDENCE_RULE = "faultkit.labels.lint_rule:check_declared_evidence"
 
-@click.group()
+
+def register_evidence_rule() -> None:
+    """The declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported
+    only when a file is linted afresh, so a lint answered from its cache does not load labels. The
+    gate registers it too: one rule set, so lint and gate share one cache."""
+    if EVIDENCE_RULE not in EVIDENCE_RULES:
+        EVIDENCE_RULES.append(EVIDENCE_RULE)
+
+
+class CatalogGroup(click.Group):
+    """`build` and `export` live in release_cmds, imported only when one of them runs (or for --help):
+    `catalog lint` does not pay for the release code, the validator's bundles or the app model."""
+
+    LAZY = ("build", "export")
+
+    def _load(self) -> None:
+        importlib.import_module("faultkit.commands.release_cmds")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.LAZY:
+            self._load()
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=CatalogGroup)
 def catalog() -> None:
     """Check, build and export the fault catalog."""
 
@@ -23,32 +54,35 @@ def catalog() -> None:
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys) as errors.")
 @click.option("--drafts", is_flag=True, help="Lint drafts (default: drafts/): placeholders a validation fills in "
               "are reported as draft findings, not errors.")
+@click.option("--no-cache", is_flag=True, help="Check every file afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
-def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, as_json: bool) -> None:
+def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool, as_json: bool) -> None:
     """Check catalog entries: schema, then semantics against the app descriptors.
 
-    Reports every problem at once with file, line and field path. Exits 1 on any error.
+    Reports every problem at once with file, line and field path. Exits 1 on any error. Each
+    file's result is cached in .faultkit_cache/ (git-ignored) by the digest of everything it
+    depends on, so an unchanged catalog answers at once; --no-cache bypasses the cache.
 
     Example: faultkit catalog lint catalog/minishop
     """
     register_evidence_rule()
+    ws = workspace()
     if drafts:
         from faultkit.authoring.drafts import lint_drafts  # only drafts need the authoring rules
 
-        report = lint_drafts(workspace(), paths)
+        report = lint_drafts(ws, paths)
     else:
-        report = run_lint(workspace(), paths, strict=strict)
+        report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})
     else:
-        out = console()
-        for f in report.findings:
+        for f in report.findings:  # click.echo, not rich: lint answers before rich would have loaded
             style = {"error": "red", "draft": "cyan"}.get(f.severity, "yellow")
-            out.print(f"[{style}]{f.severity}[/{style}] {f.render()}", markup=True)
+            click.echo(f"{click.style(f.severity, fg=style)} {f.render()}")
         pending = sum(f.severity == "draft" for f in report.findings)
-        out.print(f"{report.files} files, {report.errors} errors, {report.warnings} warnings"
-                  + (f", {pending} placeholders for validation to fill" if drafts else ""))
+        click.echo(f"{report.files} files, {report.errors} errors, {report.warnings} warnings"
+                   + (f", {pending} placeholders for validation to fill" if drafts else ""))
     raise SystemExit(1 if report.errors else 0)
 
 

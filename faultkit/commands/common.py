@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from faultkit.workspace import Workspace
 
@@ -22,6 +24,8 @@ def workspace() -> Workspace:
 
 
 def console(stderr: bool = False) -> Console:
+    from rich.console import Console  # imported when a command renders with it: lint does not (issue 20)
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from faultkit.catalog.lint_cache import Store
+from faultkit.commands.catalog_cmds import register_evidence_rule
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.commands.validate_cmds import seconds
 from faultkit.gate.core import GateResult, find_validator, run_gate
-from faultkit.gate.github import annotations, step_summary
+from faultkit.gate.github import step_summary, workflow_commands
 from faultkit.gate.junit import failure_text, write_junit
 
 
@@ -27,8 +28,10 @@ from faultkit.gate.junit import failure_text, write_junit
     help="Also run the admission protocol on each changed entry (needs a platform).",
 )
 @click.option("--window", default="20s", show_default=True, help="Observation window when validating.")
+@click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
-def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, as_json: bool) -> None:
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, no_cache: bool,
+             as_json: bool) -> None:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
@@ -38,11 +41,17 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
     ws = workspace()
-    result = run_gate(ws, base, find_validator(seconds(window)) if validate else None)
+    register_evidence_rule()
+    validator = None
+    if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
+        from faultkit.commands.validate_cmds import seconds
+
+        validator = find_validator(seconds(window))
+    result = run_gate(ws, base, validator, None if no_cache else Store.default(ws))
     if junit:
         write_junit(result, junit)
     if github:
-        for line in annotations(result):
+        for line in workflow_commands(result):
             click.echo(line)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:

@@ -13,8 +13,10 @@ from faultkit.errors import InputError, UsageError
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.judge import Verdict, verify_and_judge
+from faultkit.validators.params import Params
+from faultkit.validators.pipeline import validate
+from faultkit.validators.screening import is_screening_criterion
 
 
 def seconds(text: str) -> float:
@@ -65,13 +67,13 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     raise SystemExit(0 if verdict["status"] == "admitted" else 1)
 
 
-def render_verdict(verdict: dict, folder: Path) -> None:
+def render_verdict(verdict: Verdict, folder: Path) -> None:
     out = console()
     table = Table("rule", "cycle", "measured", "threshold", "result", title=f"{verdict['fault']}: {verdict['status']}")
     for r in verdict["rules"]:
         if r.get("counted") is False:
             continue
-        if r["rule"].startswith("screen-"):
+        if is_screening_criterion(r["rule"]):
             result = "met" if r["passed"] else "not met"
         else:
             result = "[green]pass[/green]" if r["passed"] else "[red]FAIL[/red]"

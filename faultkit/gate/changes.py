@@ -2,7 +2,8 @@
 
 The gate reads committed history only (merge-base(REF, HEAD)..HEAD, what a pull request adds), so
 it refuses a working tree whose catalog data differs from HEAD: what it would check would not be
-what is committed.
+what is committed. git runs through faultkit.process (no gitpython: its import alone costs more
+than these calls): one rev-parse, one status, one merge-base and one `git diff --name-status`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import git
-from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
-
-from faultkit.errors import InputError, UsageError
+from faultkit.errors import FaultkitError, InputError, UsageError
+from faultkit.process import Result, run
 from faultkit.workspace import Workspace
 
 DATA_DIRS = ("catalog", "patches", "apps")
@@ -30,18 +29,42 @@ class Changes:
     prefix: str  # the workspace's folder inside the repository ("" at the top)
 
 
-def open_repo(workspace: Workspace) -> git.Repo:
-    try:
-        return git.Repo(workspace.root, search_parent_directories=True)
-    except (InvalidGitRepositoryError, NoSuchPathError):
-        raise InputError(f"{workspace.root}: not a git repository; the gate compares commits") from None
+def git(cwd: Path, *args: str) -> Result:
+    return run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, timeout=120, env={"GIT_OPTIONAL_LOCKS": "0"})
 
 
-def require_clean(repo: git.Repo, prefix: str) -> None:
+def _ok(result: Result) -> str:
+    if not result.ok:
+        raise FaultkitError(f"{' '.join(result.command)} failed with exit code {result.code}: {result.tail(5)}")
+    return result.output
+
+
+def resolve(workspace: Workspace, ref: str) -> tuple[Path, str, str]:
+    """(repository top, HEAD, REF) in one rev-parse; on failure, find out which of them is missing."""
+    # a REF that starts with "-" would be read as an option (this rev-parse has no --end-of-options)
+    found = git(workspace.root, "rev-parse", "--show-toplevel", "HEAD", f"{ref}^{{commit}}")
+    lines = found.output.split("\n")
+    if not ref.startswith("-") and found.ok and len(lines) >= 3 and all(len(x) in (40, 64) for x in lines[1:3]):
+        return Path(lines[0]).resolve(), lines[1], lines[2]
+    if not git(workspace.root, "rev-parse", "--show-toplevel").ok:
+        raise InputError(f"{workspace.root}: not a git repository; the gate compares commits")
+    if not git(workspace.root, "rev-parse", "--verify", "--quiet", "HEAD").ok:
+        raise InputError(f"{workspace.root}: the repository has no commit yet")
+    raise UsageError(
+        f"--base {ref!r} is not a commit of this repository; fetch it first "
+        "(git fetch origin <branch>, checkout with fetch-depth: 0)"
+    )
+
+
+def require_clean(top: Path, prefix: str) -> None:
     """Refuse uncommitted changes to tracked files, and untracked catalog data."""
-    dirty = [d.a_path for d in repo.index.diff(None)] + [d.a_path for d in repo.index.diff("HEAD")]
-    untracked = [p for p in repo.untracked_files if any(p.startswith(f"{prefix}{d}/") for d in DATA_DIRS)]
-    found = sorted(set(dirty + untracked))
+    out = _ok(git(top, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"))
+    found = []
+    for record in filter(None, out.split("\0")):
+        state, path = record[:2], record[3:]
+        if state != "??" or any(path.startswith(f"{prefix}{d}/") for d in DATA_DIRS):
+            found.append(path)
+    found = sorted(set(found))
     if found:
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         raise InputError(
@@ -50,45 +73,27 @@ def require_clean(repo: git.Repo, prefix: str) -> None:
         )
 
 
-def resolve(repo: git.Repo, ref: str) -> git.Commit:
-    try:
-        return repo.commit(ref)
-    except (BadName, ValueError, GitCommandError):
-        raise UsageError(
-            f"--base {ref!r} is not a commit of this repository; fetch it first "
-            "(git fetch origin <branch>, checkout with fetch-depth: 0)"
-        ) from None
-
-
 def changes(workspace: Workspace, ref: str) -> Changes:
-    repo = open_repo(workspace)
-    top = Path(repo.working_tree_dir or workspace.root).resolve()
+    top, head, ref_commit = resolve(workspace, ref)
     prefix = workspace.root.relative_to(top).as_posix() + "/" if workspace.root != top else ""
-    if not repo.head.is_valid():
-        raise InputError(f"{top}: the repository has no commit yet")
-    base_commit = resolve(repo, ref)
-    require_clean(repo, prefix)
-    head = repo.head.commit
-    bases = repo.merge_base(base_commit, head)
-    base = bases[0] if bases else base_commit
-    entries, removed, patches = set(), set(), set()
-    for d in base.diff(head):
-        for path, gone in ((d.a_path, d.change_type in ("D", "R")), (d.b_path, d.change_type == "D")):
-            rel = _within(path, prefix)
-            if rel is None:
-                continue
-            if rel.startswith("catalog/") and rel.endswith(ENTRY_SUFFIXES):
-                (removed if gone else entries).add(rel)
-            elif rel.startswith("patches/"):
-                patches.add(rel)
-    return Changes(
-        base.hexsha,
-        head.hexsha,
-        tuple(sorted(entries)),
-        tuple(sorted(removed - entries)),
-        tuple(sorted(patches)),
-        prefix,
-    )
+    require_clean(top, prefix)
+    bases = git(top, "merge-base", ref_commit, head)
+    base = bases.output.split()[0] if bases.ok and bases.output.strip() else ref_commit
+    out = _ok(git(top, "diff", "--name-status", "-z", "--no-renames", base, head, "--"))
+    fields = [f for f in out.split("\0") if f]
+    entries: set[str] = set()
+    removed: set[str] = set()
+    patches: set[str] = set()
+    for status, path in zip(fields[::2], fields[1::2], strict=False):
+        rel = _within(path, prefix)
+        if rel is None:
+            continue
+        if rel.startswith("catalog/") and rel.endswith(ENTRY_SUFFIXES):
+            (removed if status == "D" else entries).add(rel)
+        elif rel.startswith("patches/"):
+            patches.add(rel)
+    return Changes(base, head, tuple(sorted(entries)), tuple(sorted(removed - entries)), tuple(sorted(patches)),
+                   prefix)
 
 
 def _within(path: str | None, prefix: str) -> str | None:

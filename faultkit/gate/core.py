@@ -1,5 +1,10 @@
 """The gate's core: changed entries (and entries whose patch changed), linted against the whole
-catalog's invariants, validated when a validator is given. Returns data; commands render it."""
+catalog's invariants, validated when a validator is given. Returns data; commands render it.
+
+Only the changed files are linted; the invariants (unique ids, one change once) are checked from
+the facts of every file, which the lint cache holds (issue 20): a one-entry pull request re-reads
+one entry. The unchanged entries come first, so when a change repeats an existing id or change,
+the change is the one blamed."""
 
 from __future__ import annotations
 
@@ -8,16 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faultkit.catalog.lint import Finding, discover, lint, load_entry_file
+from faultkit.catalog.lint import Finding, Linter, discover, load_entry_file
+from faultkit.catalog.lint_cache import Result, Store
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import verdict_state
 from faultkit.errors import FaultkitError
 from faultkit.gate.changes import Changes, changes
-from faultkit.gate.crosscheck import cross_check
 from faultkit.workspace import Workspace
 
 # A validator runs the admission protocol on one entry and returns its verdict as data:
-# {"status": "admitted" | "rejected" | "flaky", "rules": [{"rule", "passed", "measured", ...}]}.
+# {"status": "admitted" | "rejected" | "flaky", "failed_rules": [rule, ...],
+#  "rules": [{"rule", "passed", "measured", "threshold", "counted", ...}]} (validators/judge.py).
 Validator = Callable[[Workspace, Entry], Mapping[str, Any]]
 
 
@@ -66,38 +72,30 @@ def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: st
     return run
 
 
-def entries_using(workspace: Workspace, patches: tuple[str, ...]) -> dict[str, str]:
+def entries_using(every: dict[str, Result], patches: tuple[str, ...]) -> dict[str, str]:
     """{entry file: patch} for the catalog entries whose code.patch is one of `patches`."""
-    if not patches:
-        return {}
-    out: dict[str, str] = {}
-    for path in discover(workspace):
-        text = path.read_text("utf-8", errors="replace")
-        hits = [p for p in patches if p in text]  # a cheap filter; the loaded entry decides
-        if not hits:
-            continue
-        item, _ = load_entry_file(path, workspace)
-        if item.entry and item.entry.code and item.entry.code.patch in hits:
-            out[item.file] = item.entry.code.patch
-    return out
+    wanted = set(patches)
+    return {name: str(r.facts.patch) for name, r in every.items() if r.facts and r.facts.patch in wanted}
 
 
-def run_gate(workspace: Workspace, base: str, validator: Validator | None = None) -> GateResult:
+def run_gate(workspace: Workspace, base: str, validator: Validator | None = None,
+             store: Store | None = None) -> GateResult:
     ch = changes(workspace, base)
+    linter = Linter(workspace, store)
+    every = dict(linter.result(p) for p in discover(workspace))  # cached facts: the catalog's index
     why = dict.fromkeys(ch.entries, "changed")
-    users = entries_using(workspace, ch.patches)
+    users = entries_using(every, ch.patches)
     for file, patch in users.items():
         why.setdefault(file, f"patch changed: {patch}")
     used = set(users.values())
     notes = [f"{p}: no entry uses this patch" for p in ch.patches if p not in used]
     notes += [f"{f}: entry removed" for f in ch.removed]
-    found: list[Finding] = []
-    if why:
-        report = lint(workspace)  # the whole catalog, read once; see gate/crosscheck.py
-        found = [f for f in report.findings if f.file in why]
-        found += cross_check(workspace, why, report.entries)
+    given = [(f, every[f]) if f in every else linter.result(workspace.root / f) for f in sorted(why)]
+    rest = [(f, r) for f, r in every.items() if f not in why]
+    report = linter.report(given, rest, strict=False)
+    linter.save()
     by_file: dict[str, list[Finding]] = {}
-    for f in dict.fromkeys(found):  # lint and cross_check may report the same finding
+    for f in report.findings:
         by_file.setdefault(f.file, []).append(f)
     cases = [_case(workspace, file, why[file], tuple(by_file.get(file, ())), validator) for file in sorted(why)]
     return GateResult(ch, tuple(cases), tuple(notes))
@@ -123,8 +121,18 @@ def _case(
     except FaultkitError as e:
         extra = Finding(file, 1, "(validation)", str(e), "error", "validation")
         return Case(file, ident, why, (*findings, extra), "error", (), recorded)
-    failed = tuple(_rule_text(r) for r in verdict.get("rules", ()) if not r.get("passed", False))
-    return Case(file, ident, why, findings, str(verdict.get("status", "rejected")), failed, recorded)
+    return Case(file, ident, why, findings, str(verdict.get("status", "rejected")), failed_rules(verdict), recorded)
+
+
+def failed_rules(verdict: Mapping[str, Any]) -> tuple[str, ...]:
+    """The verdict's own failed_rules, each with its measured value: screening criteria that did
+    not hold are informational (one of them suffices) and are not failures of the fault (issue 12)."""
+    out = []
+    for name in verdict.get("failed_rules", ()):
+        records = [r for r in verdict.get("rules", ()) if r.get("rule") == name and not r.get("passed", False)]
+        counted = [r for r in records if r.get("counted", True)]
+        out.append(_rule_text((counted or records)[0]) if records else str(name))
+    return tuple(out)
 
 
 def _rule_text(rule: Mapping[str, Any]) -> str:

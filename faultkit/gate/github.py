@@ -13,7 +13,7 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(result: GateResult) -> list[str]:
+def workflow_commands(result: GateResult) -> list[str]:
     prefix = result.changes.prefix
     out = []
     for case in result.cases:

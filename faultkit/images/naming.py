@@ -1,7 +1,7 @@
 """What an image says about itself: tag, labels, history, file names, all as an ordinary release.
 
 An agent can list images, inspect their labels and history and read their files, so each is held to
-faultkit's leakage rules (faultkit/authoring/leakage.py): no giveaway word, and never the fault's id.
+faultkit's leakage rules (faultkit/catalog/rules/leakage.py): no giveaway word, and never the fault's id.
 A build that would say either is refused before (tag, labels, file names, Dockerfile) or right after
 (history, which the engine writes) the build, and a refused image is removed.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from faultkit.apps.descriptor import AppDescriptor
-from faultkit.authoring.leakage import find_words, giveaway_words
+from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import InputError
 
 TITLE = "org.opencontainers.image.title"

@@ -9,6 +9,7 @@ from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import InputError
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
+from faultkit.observe.window import Window
 from faultkit.validators.bundle import LABELS, dumps, read_json, read_verdict, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
@@ -18,7 +19,7 @@ FORMAT = "faultkit/labels/v1"
 __all__ = ["FORMAT", "LABELS", "derive", "label_bundle", "labels_text", "recompute", "write_beside"]
 
 
-def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dict[str, Any]],
+def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Window],
            verdict: dict[str, Any], app: AppDescriptor, bundle_digest: str) -> dict[str, Any]:
     """The labels as data: a pure function of the bundle's files and the app's dependency graph."""
     entry = inputs["entry"]

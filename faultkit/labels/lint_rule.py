@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from faultkit.catalog.lint import EVIDENCE_RULES, Context
+from faultkit.catalog.lint import EVIDENCE_RULES
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import safe_path
+from faultkit.catalog.rules.context import Context
 from faultkit.errors import FaultkitError
 from faultkit.labels.catalog_io import stored_labels
 from faultkit.labels.core import app_of, label_bundle

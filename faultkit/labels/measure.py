@@ -8,11 +8,8 @@ label never disagrees with the verdict about what a window measured.
 
 from __future__ import annotations
 
-from typing import Any
-
+from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
-
-Window = dict[str, Any]
 
 
 def error_rate(window: Window, service: str) -> float:
@@ -36,7 +33,7 @@ def has_requests(window: Window, service: str) -> bool:
 
 def probe_latency_ms(window: Window) -> float | None:
     """Mean round-trip time of the symptom probe in the window: the only latency the windows sample."""
-    times = [s["probe"]["ms"] for s in window["samples"] if s.get("probe") and s["probe"].get("ms") is not None]
+    times = [p["ms"] for p in (s["probe"] for s in window["samples"]) if p and p.get("ms") is not None]
     return round(sum(times) / len(times), 1) if times else None
 
 

@@ -13,12 +13,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 import requests
 
 from faultkit.catalog.model import Probe, thaw
+from faultkit.errors import Unsupported
 from faultkit.observe.metrics import scrape
+from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
 PROBES_PER_WINDOW = 4
@@ -32,10 +34,22 @@ class WindowSpec:
     interval: float
 
 
+@runtime_checkable
+class InstanceEndpoints(Protocol):
+    """Where each instance of a service answers (its /metrics): not part of base.Platform yet,
+    which the kubernetes platform issue reworks; every platform that validates offers it."""
+
+    def instance_endpoints(self, service: str) -> dict[str, str]: ...
+
+
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
                  log_message: str | None = None) -> None:
+        if not isinstance(platform, InstanceEndpoints):
+            raise Unsupported(f"the {platform.name} platform cannot list instance endpoints, so it cannot be "
+                              "sampled; validate on the local platform")
         self.platform = platform
+        self.endpoints: InstanceEndpoints = platform
         self.services = services
         self.probe = probe
         self.log_message = (log_message or "").lower()
@@ -46,11 +60,11 @@ class Sampler:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.session.close()
 
-    def window(self, spec: WindowSpec, tick: Tick | None = None, lead: dict[str, Any] | None = None) -> dict[str, Any]:
+    def window(self, spec: WindowSpec, tick: Tick | None = None, lead: Sample | None = None) -> Window:
         """Samples every interval for the window's length. `lead`, a sample taken just before a
         change, opens the window at that moment, so what the change does at once (a kill and its
         restart, the log lines it causes) falls inside it rather than before its first sample."""
-        samples = [lead] if lead else []
+        samples: list[Sample] = [lead] if lead else []
         start = lead["t"] if lead else time.time()
         end = start + spec.seconds
         next_at = start + spec.interval if lead else start
@@ -71,15 +85,15 @@ class Sampler:
         return {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
                 "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
 
-    def sample(self, probe: bool = True) -> dict[str, Any]:
+    def sample(self, probe: bool = True) -> Sample:
         t = time.time()
         instances = {i.id: i for i in self.platform.instances()}
         endpoints: dict[str, str] = {}
         for service in self.services:
-            endpoints.update(self.platform.instance_endpoints(service))  # type: ignore[attr-defined]
+            endpoints.update(self.endpoints.instance_endpoints(service))
         futures = {iid: self.pool.submit(scrape, url, self.session) for iid, url in endpoints.items()}
         probing = self.pool.submit(self.run_probe) if self.probe and probe else None
-        out = {
+        out: dict[str, InstanceSample] = {
             iid: {"service": inst.service, "build": inst.build, "ready": inst.ready, "restarts": inst.restarts,
                   "oom_kills": inst.oom_kills, "requests": futures[iid].result() if iid in futures else None}
             for iid, inst in sorted(instances.items())
@@ -87,12 +101,13 @@ class Sampler:
         }
         return {"t": round(t, 3), "instances": out, "probe": probing.result() if probing else None}
 
-    def run_probe(self) -> dict[str, Any]:
+    def run_probe(self) -> ProbeResult:
         assert self.probe is not None
         p = self.probe
         base = self.platform.endpoint(p.service)
         url = base + p.path
         started = time.monotonic()
+        error: str | None = None
         try:
             for step in p.setup:
                 self.session.request(step.get("method", "GET"), base + step["path"], json=thaw(step.get("body")),
@@ -102,13 +117,14 @@ class Sampler:
             status: int | None = r.status_code
         except requests.RequestException as e:
             status, error = None, type(e).__name__
-        else:
-            error = None
-        return {"status": status, "ok": status == p.expect_status, "ms": round((time.monotonic() - started) * 1000),
-                **({"error": error} if error else {})}
+        result: ProbeResult = {"status": status, "ok": status == p.expect_status,
+                               "ms": round((time.monotonic() - started) * 1000)}
+        if error:
+            result["error"] = error
+        return result
 
-    def logs(self, since: float, until: float) -> list[dict[str, Any]]:
-        out = []
+    def logs(self, since: float, until: float) -> list[LogLine]:
+        out: list[LogLine] = []
         for service in self.services:
             for r in self.platform.logs(service, since, until):
                 wanted = r.level in ("ERROR", "CRITICAL", "FATAL", "WARNING")

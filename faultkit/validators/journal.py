@@ -4,7 +4,8 @@ it is made. An interrupted validation reverts from it; after a SIGKILL, `faultki
 One journal per state folder (one platform instance). Each change moves pending -> applied ->
 undone; a change still pending may or may not have reached the application, so recovery undoes
 pending and applied alike (every undo is idempotent: roll out the baseline build, set the old
-value, stop an action).
+value, stop an action). The journal stores the change values of validators/changes.py in their
+JSON spelling, with the state beside them; undoing and describing are theirs.
 """
 
 from __future__ import annotations
@@ -14,30 +15,56 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
-from faultkit.errors import FaultkitError, PlatformError
+from faultkit.errors import FaultkitError
 from faultkit.platforms.base import Platform
+from faultkit.validators.changes import Change, from_json
 from faultkit.yamlio import atomic_write
+
+State = Literal["pending", "applied", "undone"]
+
+
+class JournalFile(TypedDict, total=False):
+    run: str
+    fault: str
+    pid: int
+    started: float
+    changes: list[dict[str, Any]]  # a change's JSON, plus "state" and "at"
+
+
+@dataclass(frozen=True)
+class Journalled:
+    """One change as the journal holds it."""
+
+    index: int
+    change: Change
+    state: State
+    at: float
 
 
 @dataclass
 class Journal:
     path: Path
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> JournalFile:
         if not self.path.exists():
             return {"changes": []}
         try:
-            return json.loads(self.path.read_text("utf-8"))
+            data: JournalFile = json.loads(self.path.read_text("utf-8"))
         except ValueError:
             raise FaultkitError(f"{self.path}: the journal is damaged; inspect it, then remove it") from None
+        return data
 
-    def _write(self, data: dict[str, Any]) -> None:
+    def _write(self, data: JournalFile) -> None:
         atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
-    def open_changes(self) -> list[dict[str, Any]]:
-        return [c for c in self._read()["changes"] if c["state"] != "undone"]
+    def entries(self) -> list[Journalled]:
+        return [Journalled(i, from_json(c), c["state"], c["at"]) for i, c in enumerate(self._read()["changes"])]
+
+    def open_changes(self) -> list[Journalled]:
+        """Changes that may still be on the application, oldest first."""
+        return [j for j in self.entries() if j.state != "undone"]
 
     def begin(self, run: str, fault: str) -> None:
         if self.open_changes():
@@ -45,16 +72,19 @@ class Journal:
                                 "run `faultkit recover` first")
         self._write({"run": run, "fault": fault, "pid": os.getpid(), "started": time.time(), "changes": []})
 
-    def record(self, change: dict[str, Any]) -> int:
-        """Record a change about to be made; returns its index. The undo must be in `change`."""
+    def record(self, change: Change) -> int:
+        """Record a change about to be made (its JSON holds its undo); returns its index."""
         data = self._read()
-        data["changes"].append({**change, "state": "pending", "at": time.time()})
+        data["changes"].append({**change.to_json(), "state": "pending", "at": time.time()})
         self._write(data)
         return len(data["changes"]) - 1
 
-    def mark(self, index: int, state: str, **extra: Any) -> None:
+    def mark(self, index: int, state: State, change: Change | None = None) -> None:
+        """Move a change to `state`; `change`, when given, is what apply returned (with its handle)."""
         data = self._read()
-        data["changes"][index].update(state=state, **extra)
+        if change is not None:
+            data["changes"][index].update(change.to_json())
+        data["changes"][index]["state"] = state
         self._write(data)
 
     def finish(self) -> None:
@@ -62,47 +92,12 @@ class Journal:
             self.path.unlink(missing_ok=True)
 
 
-def undo(platform: Platform, change: dict[str, Any]) -> None:
-    """Undo one change; safe to repeat."""
-    kind = change["kind"]
-    if kind == "rollout":
-        platform.rollout(change["service"], change["undo_build"], timeout=change.get("timeout", 90))
-    elif kind == "patch":
-        platform.patch_field(change["workload"], change["container"], change["field"], change["undo_value"],
-                             timeout=change.get("timeout", 90))
-    elif kind == "action":
-        if change.get("handle"):
-            platform.stop_action(change["handle"])
-    else:
-        raise PlatformError(f"journal: unknown change kind {kind!r}")
-
-
 def recover(platform: Platform, journal: Journal) -> list[str]:
     """Undo every open change, newest first. Returns a line per change undone."""
     done = []
-    data = journal._read()
-    for index in reversed(range(len(data["changes"]))):
-        change = data["changes"][index]
-        if change["state"] == "undone":
-            continue
-        if change["kind"] == "action" and not change.get("handle"):
-            # killed between starting the action and recording its handle: one validation runs at a
-            # time on a platform (the journal says so), so every action in force is this run's
-            for handle in platform.active_actions():
-                platform.stop_action(handle)
-            journal.mark(index, "undone")
-            done.append(describe(change))
-            continue
-        undo(platform, change)
-        journal.mark(index, "undone")
-        done.append(describe(change))
+    for item in reversed(journal.open_changes()):
+        item.change.undo(platform)
+        journal.mark(item.index, "undone")
+        done.append(item.change.describe())
     journal.finish()
     return done
-
-
-def describe(change: dict[str, Any]) -> str:
-    if change["kind"] == "rollout":
-        return f"rolled {change['service']} back to {change['undo_build'][:19]}"
-    if change["kind"] == "patch":
-        return f"restored {change['workload']}/{change['container']} {change['field']} to {change['undo_value']!r}"
-    return f"stopped {change.get('action')} on {change.get('service')}"

@@ -7,12 +7,35 @@ calls it again later: both read the same files, so the verdicts agree byte for b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from faultkit.errors import InputError
+from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
 from faultkit.validators.bundle import dumps, read_json, verify_bundle
-from faultkit.validators.screening import Rule
+from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
+from faultkit.validators.screening import Rule, RuleRecord
+
+Status = Literal["admitted", "rejected", "flaky", "aborted"]
+
+
+class CycleVerdict(TypedDict):
+    index: int
+    passed: bool
+
+
+class Verdict(TypedDict):
+    """verdict.json; `judge` makes it byte for byte the same from the same bundle."""
+
+    fault: str
+    status: Status
+    failed_rules: list[str]
+    cycles: list[CycleVerdict]
+    rules: list[RuleRecord]
+    window_s: float
+    repeat: int
+    summary: str
+
 
 # Stages whose failure ends validation before anything is observed, and the rule each one proves.
 STAGE_RULES = {
@@ -24,20 +47,21 @@ STAGE_RULES = {
 }
 
 
-def judge_bundle(folder: Path) -> dict[str, Any]:
+def judge_bundle(folder: Path) -> Verdict:
     inputs = read_json(folder, "inputs.json")
     made_under = inputs.get("rules_version")
     if made_under != sc.RULES_VERSION:
         raise InputError(f"{folder}: made under screening rules v{made_under} by faultkit {inputs.get('toolkit')}; "
                          f"this faultkit applies v{sc.RULES_VERSION}: judge it with that version, or validate again")
-    stages = read_json(folder, "stages.json")
+    stages: StagesFile = read_json(folder, "stages.json")
     windows = {name: read_json(folder, f"windows/{name}.json") for name in _window_names(stages)}
     return judge(inputs, stages, windows)
 
 
-def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def judge(inputs: dict[str, Any], stages: StagesFile, windows: dict[str, Window]) -> Verdict:
+    """The verdict of a run from its records alone (pure: no files, no clock)."""
     entry = inputs["entry"]
-    rules: list[dict[str, Any]] = []
+    rules: list[RuleRecord] = []
     by_stage = {s["stage"]: s for s in stages["stages"]}
     for stage, name in STAGE_RULES.items():
         record = by_stage.get(stage)
@@ -51,7 +75,7 @@ def judge(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, dic
                     record.get("detail", ""),
                 ).as_dict()
             )
-    cycles = []
+    cycles: list[CycleVerdict] = []
     for cycle in stages.get("cycles", []):
         cycle_rules = _cycle_rules(inputs, cycle, windows)
         if cycle["counted"]:
@@ -79,10 +103,10 @@ ALWAYS_COUNTED = {"injection-applied", "recovery-artifact-restored", "recovery-r
 
 def decides(rule: str) -> bool:
     """Screening criteria are reported one by one, but only their disjunction decides."""
-    return not rule.startswith("screen-")
+    return not sc.is_screening_criterion(rule)
 
 
-def _status(rules: list[dict[str, Any]], cycles: list[dict[str, Any]], repeat: int, aborted: str | None) -> str:
+def _status(rules: list[RuleRecord], cycles: list[CycleVerdict], repeat: int, aborted: str | None) -> Status:
     if aborted:
         return "aborted"
     counted_cycles = {c["index"] for c in cycles}
@@ -95,7 +119,7 @@ def _status(rules: list[dict[str, Any]], cycles: list[dict[str, Any]], repeat: i
     return "flaky" if passed else "rejected"
 
 
-def _summary(status: str, failed: list[str], cycles: list[dict[str, Any]], aborted: str | None) -> str:
+def _summary(status: Status, failed: list[str], cycles: list[CycleVerdict], aborted: str | None) -> str:
     if aborted:
         return f"aborted: {aborted}"
     if status == "admitted":
@@ -106,25 +130,26 @@ def _summary(status: str, failed: list[str], cycles: list[dict[str, Any]], abort
     return f"rejected: {', '.join(failed) or 'no injection was observed'}"
 
 
-def _window_names(stages: dict[str, Any]) -> list[str]:
-    names = []
+def _window_names(stages: StagesFile) -> list[str]:
+    names: list[str] = []
     for cycle in stages.get("cycles", []):
-        names += [cycle[k] for k in ("before", "after", "recovery") if cycle.get(k)]
+        names += [n for n in (cycle.get("before"), cycle.get("after"), cycle.get("recovery")) if n]
     return sorted(set(names))
 
 
-def _cycle_rules(inputs: dict[str, Any], cycle: dict[str, Any], windows: dict[str, dict[str, Any]]) -> list[Rule]:
+def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
     scope = tuple(app["scope"])
     before, after = windows.get(cycle.get("before") or ""), windows.get(cycle.get("after") or "")
     recovery = windows.get(cycle.get("recovery") or "")
+    inject = cycle.get("inject", {})
     rules: list[Rule] = [
         Rule(
             "injection-applied",
-            cycle["inject"]["ok"],
-            cycle["inject"].get("measured"),
-            cycle["inject"].get("threshold"),
-            cycle["inject"].get("detail", ""),
+            inject.get("ok", False),  # a run stopped inside inject has no check of it
+            inject.get("measured"),
+            inject.get("threshold"),
+            inject.get("detail", ""),
         )
     ]
     if not before or not after:
@@ -152,7 +177,7 @@ def _cycle_rules(inputs: dict[str, Any], cycle: dict[str, Any], windows: dict[st
     return rules
 
 
-def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: dict, after: dict) -> list[Rule]:
+def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: Window, after: Window) -> list[Rule]:
     log = entry.get("log")
     if not log:
         return []
@@ -169,7 +194,7 @@ def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: dict, aft
     ]
 
 
-def _screening_rules(before: dict, after: dict, scope: tuple[str, ...]) -> list[Rule]:
+def _screening_rules(before: Window, after: Window, scope: tuple[str, ...]) -> list[Rule]:
     errors, where = sc.error_rate(after, scope)
     new_logs, examples = sc.new_error_log_rate(before, after)
     restarts, _ = sc.restarts(after, scope)
@@ -195,7 +220,7 @@ def _screening_rules(before: dict, after: dict, scope: tuple[str, ...]) -> list[
     return [*criteria, Rule("screening", held >= 1, held, 1, "screening criteria met in the after window")]
 
 
-def _intent_rule(entry: dict[str, Any], after: dict, scope: tuple[str, ...]) -> Rule:
+def _intent_rule(entry: dict[str, Any], after: Window, scope: tuple[str, ...]) -> Rule:
     effect = entry["effect"]
     target = (entry["target"]["service"],)
     restarts, ooms = sc.restarts(after, target)
@@ -235,8 +260,8 @@ def _intent_rule(entry: dict[str, Any], after: dict, scope: tuple[str, ...]) -> 
     return Rule("effect-matches-intent", True, observed, effect, f"declared {effect}")
 
 
-def _new_build_serves(entry: dict[str, Any], cycle: dict[str, Any], after: dict) -> Rule:
-    new = cycle["inject"].get("build")
+def _new_build_serves(entry: dict[str, Any], cycle: CycleRecord, after: Window) -> Rule:
+    new = cycle.get("inject", {}).get("build")
     service = entry["target"]["service"]
     seen = sorted({i["build"] for s in after["samples"] for i in s["instances"].values() if i["service"] == service})
     return Rule(
@@ -248,7 +273,7 @@ def _new_build_serves(entry: dict[str, Any], cycle: dict[str, Any], after: dict)
     )
 
 
-def _probe_rules(before: dict, after: dict) -> list[Rule]:
+def _probe_rules(before: Window, after: Window) -> list[Rule]:
     failed_before, n_before = sc.probe_failures(before)
     failed_after, n_after = sc.probe_failures(after)
     if not n_before and not n_after:
@@ -264,9 +289,9 @@ def _probe_rules(before: dict, after: dict) -> list[Rule]:
     ]
 
 
-def _recovery_rules(inputs: dict[str, Any], cycle: dict[str, Any], before: dict, recovery: dict) -> list[Rule]:
+def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
-    revert = cycle.get("revert", {"ok": False, "detail": "not reverted"})
+    revert: CheckRecord = cycle["revert"] if "revert" in cycle else {"ok": False, "detail": "not reverted"}
     rules = [
         Rule(
             "recovery-artifact-restored",
@@ -299,13 +324,13 @@ def _recovery_rules(inputs: dict[str, Any], cycle: dict[str, Any], before: dict,
     log = entry.get("log")
     if log:
         settle = recovery["samples"][0]["t"] + 0.25 * recovery["window_s"]
-        tail = {**recovery, "logs": [r for r in recovery["logs"] if r["ts"] >= settle]}
+        tail: Window = {**recovery, "logs": [r for r in recovery["logs"] if r["ts"] >= settle]}
         where = tuple(sorted({entry["target"]["service"], *app["dependants"]}))
         n = sc.message_count(tail, log["message"], where)
         rules.append(
             Rule("recovery-message-stopped", n == 0, n, 0, "occurrences after the first quarter of the recovery window")
         )
-    failed, total = sc.probe_failures({**recovery, "samples": recovery["samples"][len(recovery["samples"]) // 2 :]})
+    failed, total = sc.probe_failures({"samples": recovery["samples"][len(recovery["samples"]) // 2 :]})
     if total:
         rules.append(
             Rule(
@@ -330,7 +355,7 @@ def _recovery_rules(inputs: dict[str, Any], cycle: dict[str, Any], before: dict,
     return rules
 
 
-def verify_and_judge(folder: Path) -> tuple[dict[str, Any], bool]:
+def verify_and_judge(folder: Path) -> tuple[Verdict, bool]:
     """Recompute a sealed bundle's verdict; True when it matches the recorded one byte for byte."""
     verify_bundle(folder)
     verdict = judge_bundle(folder)

@@ -19,8 +19,10 @@ Definitions the rules rest on:
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import NotRequired, TypedDict
+
+from faultkit.observe.window import Point, Sample, Window
 
 # Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under.
 RULES_VERSION = 2
@@ -37,6 +39,33 @@ _MASKS = [
 ]
 
 
+class Samples(TypedDict):
+    """What the counting rules read of a window: its samples (a Window is one)."""
+
+    samples: list[Sample]
+
+
+class RuleRecord(TypedDict):
+    """A rule as the verdict holds it; rules of a cycle also say which cycle and if it counted."""
+
+    rule: str
+    passed: bool
+    measured: float | str | None
+    threshold: float | str | None
+    detail: str
+    cycle: NotRequired[int]
+    counted: NotRequired[bool]
+
+
+SCREEN_PREFIX = "screen-"
+
+
+def is_screening_criterion(rule: str) -> bool:
+    """A screening criterion (screen-*) is reported with its figure, but only their disjunction,
+    the rule "screening", decides a verdict: one not met is "not met", never a failure."""
+    return rule.startswith(SCREEN_PREFIX)
+
+
 @dataclass(frozen=True)
 class Rule:
     rule: str
@@ -45,8 +74,9 @@ class Rule:
     threshold: float | str | None
     detail: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> RuleRecord:
+        return {"rule": self.rule, "passed": self.passed, "measured": self.measured, "threshold": self.threshold,
+                "detail": self.detail}
 
 
 def template(message: str) -> str:
@@ -55,33 +85,34 @@ def template(message: str) -> str:
     return message.strip()
 
 
-def minutes(window: dict[str, Any]) -> float:
+def minutes(window: Window) -> float:
     samples = window["samples"]
     span = samples[-1]["t"] - samples[0]["t"] if len(samples) > 1 else window["window_s"]
     return max(span, 1e-6) / 60.0
 
 
-def counter_delta(window: dict[str, Any], service: str, statuses: str) -> float:
+def counter_delta(window: Samples, service: str, statuses: str) -> float:
     """Requests with a status in the class ('5' for 5xx, 'ok' for non-5xx) over the window,
     summed over the service's instances; a counter that goes down was reset by a restart."""
     total = 0.0
     previous: dict[str, float] = {}
     for sample in window["samples"]:
         for iid, inst in sample["instances"].items():
-            if inst["service"] != service or inst["requests"] is None:
+            counts = inst["requests"]
+            if inst["service"] != service or counts is None:
                 continue
-            value = sum(v for k, v in inst["requests"].items() if (k.startswith("5") == (statuses == "5")))
+            value = sum(v for k, v in counts.items() if (k.startswith("5") == (statuses == "5")))
             if iid in previous:
                 total += value - previous[iid] if value >= previous[iid] else value
             previous[iid] = value
     return total
 
 
-def rate(window: dict[str, Any], service: str, statuses: str) -> float:
+def rate(window: Window, service: str, statuses: str) -> float:
     return counter_delta(window, service, statuses) / minutes(window)
 
 
-def error_rate(window: dict[str, Any], scope: tuple[str, ...]) -> tuple[float, str]:
+def error_rate(window: Window, scope: tuple[str, ...]) -> tuple[float, str]:
     """The largest 5xx-per-minute rate among the scope's services, and which service it was.
 
     The symptom probe's own failed requests are taken off every service's count: the screen is
@@ -92,7 +123,7 @@ def error_rate(window: dict[str, Any], scope: tuple[str, ...]) -> tuple[float, s
     return round(best[0] / minutes(window), 3), best[1]
 
 
-def error_templates(window: dict[str, Any]) -> dict[str, int]:
+def error_templates(window: Window) -> dict[str, int]:
     out: dict[str, int] = {}
     for record in window["logs"]:
         if record["level"] in ("ERROR", "CRITICAL", "FATAL"):
@@ -101,13 +132,13 @@ def error_templates(window: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def new_error_log_rate(before: dict[str, Any], after: dict[str, Any]) -> tuple[float, list[str]]:
+def new_error_log_rate(before: Window, after: Window) -> tuple[float, list[str]]:
     old = error_templates(before)
     new = {k: n for k, n in error_templates(after).items() if k not in old}
     return round(sum(new.values()) / minutes(after), 3), sorted(new)[:5]
 
 
-def restarts(window: dict[str, Any], scope: tuple[str, ...] | None = None) -> tuple[int, int]:
+def restarts(window: Samples, scope: tuple[str, ...] | None = None) -> tuple[int, int]:
     """(restarts, OOM kills) that happened during the window, over instances present throughout."""
     first, last = window["samples"][0]["instances"], window["samples"][-1]["instances"]
     r = o = 0
@@ -122,37 +153,37 @@ def restarts(window: dict[str, Any], scope: tuple[str, ...] | None = None) -> tu
     return r, o
 
 
-def message_count(window: dict[str, Any], message: str, services: tuple[str, ...]) -> int:
+def message_count(window: Window, message: str, services: tuple[str, ...]) -> int:
     needle = message.lower()
     return sum(1 for r in window["logs"] if r["service"] in services and needle in r["message"].lower())
 
 
-def serving(before: dict[str, Any], after: dict[str, Any], entry: str) -> tuple[float, float]:
+def serving(before: Window, after: Window, entry: str) -> tuple[float, float]:
     """Non-5xx responses per minute at the entry service: (after, required)."""
     ok_after = rate(after, entry, "ok")
     required = max(SERVING_MIN_PER_MIN, SERVING_FRACTION * rate(before, entry, "ok"))
     return round(ok_after, 3), round(required, 3)
 
 
-def probe_failures(window: dict[str, Any]) -> tuple[int, int]:
-    results = [s["probe"] for s in window["samples"] if s.get("probe")]
+def probe_failures(window: Samples) -> tuple[int, int]:
+    results = [p for p in (s["probe"] for s in window["samples"]) if p]
     return sum(1 for p in results if not p["ok"]), len(results)
 
 
-def all_ready(window: dict[str, Any], services: tuple[str, ...]) -> bool:
+def all_ready(window: Samples, services: tuple[str, ...]) -> bool:
     last = window["samples"][-1]["instances"]
     present = {inst["service"] for inst in last.values()}
     return all(s in present for s in services) and all(
         inst["ready"] for inst in last.values() if inst["service"] in services)
 
 
-def points(window: dict[str, Any], scope: tuple[str, ...]) -> list[dict[str, float]]:
+def points(window: Window, scope: tuple[str, ...]) -> list[Point]:
     """A per-minute series for plots: errors (largest in scope), requests and error logs per sample step."""
-    out = []
+    out: list[Point] = []
     samples = window["samples"]
     t0 = samples[0]["t"]
     for a, b in zip(samples, samples[1:], strict=False):
-        step = {"samples": [a, b], "window_s": b["t"] - a["t"], "logs": []}
+        step: Samples = {"samples": [a, b]}
         per_min = 60.0 / max(b["t"] - a["t"], 1e-6)
         errors = max((counter_delta(step, s, "5") for s in scope), default=0.0) * per_min
         requests = max((counter_delta(step, s, "ok") + counter_delta(step, s, "5") for s in scope), default=0.0)

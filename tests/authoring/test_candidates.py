@@ -8,8 +8,8 @@ import yaml
 
 from faultkit.apps.descriptor import load_app
 from faultkit.apps.manifests import load_manifests, pod_spec
-from faultkit.authoring.leakage import DEFAULT_WORDS, find_words
 from faultkit.catalog.lint import lint
+from faultkit.catalog.rules.leakage import DEFAULT_WORDS, find_words
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.workspace import Workspace
 

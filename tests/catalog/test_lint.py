@@ -126,12 +126,18 @@ def test_config_old_value_must_match_manifest(ws):
     assert any("config.old: the manifest says 'cartstore:6379'" in m for m in messages(ws))
 
 
-def test_lint_never_writes(ws, cli):
+def test_lint_writes_nothing_but_its_cache(ws, cli):
     write_entry(ws, entry_data(category="nope"))
-    before = sorted((p, p.stat().st_mtime_ns) for p in ws.root.rglob("*") if p.is_file())
+
+    def files() -> list[tuple[Path, int]]:
+        return sorted((p, p.stat().st_mtime_ns) for p in ws.root.rglob("*") if p.is_file())
+
+    before = files()
+    cli("catalog", "lint", "--no-cache", check=1)
+    assert files() == before
     cli("catalog", "lint", check=1)
-    after = sorted((p, p.stat().st_mtime_ns) for p in ws.root.rglob("*") if p.is_file())
-    assert before == after
+    assert [f for f in files() if ".faultkit_cache" not in f[0].parts] == before
+    assert (ws.root / ".faultkit_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
 
 
 def test_usage_error_exit_2(ws, cli):

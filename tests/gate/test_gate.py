@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
 from admit import admit  # noqa: E402
 
 config = port_entry
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -124,6 +125,7 @@ def test_validation_is_an_injected_callable(ws, repo):
         ok = entry.id.endswith("4")
         return {
             "status": "admitted" if ok else "rejected",
+            "failed_rules": [] if ok else ["server-errors"],
             "rules": [{"rule": "server-errors", "passed": ok, "measured": 6.0 if ok else 0.5, "threshold": 4.0}],
         }
 
@@ -133,6 +135,30 @@ def test_validation_is_an_injected_callable(ws, repo):
     assert by_id["ms-cart-port-4"].passed and not by_id["ms-cart-port-5"].passed
     assert by_id["ms-cart-port-5"].failed_rules == ("server-errors: measured 0.5, threshold 4.0",)
     assert not result.passed
+
+
+def test_gate_reports_the_verdicts_own_failed_rules_not_screening_criteria(ws, repo):
+    """Issue 12: a shipped admitted verdict whose screen-restart did not hold (one screening criterion
+    suffices) has failed_rules []; the gate must report it with no failed rule. A rejected verdict
+    reports exactly its failed_rules, each with the measured value of its counted record."""
+    shipped = json.loads((REPO / "evidence/minishop-cart-cpu-stress/20261130T032605277Z/verdict.json").read_text())
+    assert shipped["status"] == "admitted" and shipped["failed_rules"] == []
+    assert any(r["rule"] == "screen-restart" and not r["passed"] for r in shipped["rules"])
+    rejected = {**shipped, "status": "rejected", "failed_rules": ["keeps-serving"],
+                "rules": [*shipped["rules"],
+                          {"rule": "keeps-serving", "passed": False, "measured": 1.0, "threshold": 3.0,
+                           "cycle": 0, "counted": False},
+                          {"rule": "keeps-serving", "passed": False, "measured": 2.0, "threshold": 3.0,
+                           "cycle": 1, "counted": True}]}
+    write_entry(ws, config(4))
+    write_entry(ws, config(5))
+    commit(repo)
+    verdicts = {"ms-cart-port-4": shipped, "ms-cart-port-5": rejected}
+    result = run_gate(ws, "HEAD~1", lambda workspace, entry: verdicts[entry.id])
+    by_id = {c.id: c for c in result.cases}
+    assert by_id["ms-cart-port-4"].validation == "admitted" and by_id["ms-cart-port-4"].failed_rules == ()
+    assert by_id["ms-cart-port-4"].passed
+    assert by_id["ms-cart-port-5"].failed_rules == ("keeps-serving: measured 2.0, threshold 3.0",)
 
 
 def test_recorded_verdict_is_reported(ws, repo):

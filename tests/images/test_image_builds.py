@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from faultkit.apps.descriptor import AppDescriptor
-from faultkit.authoring.leakage import find_words, giveaway_words
+from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.cli import main
 from faultkit.images import naming
 from faultkit.images.records import ImageBuild

@@ -4,6 +4,7 @@ exactly as before: the manifest values, the builds that run, and no extra proces
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -33,6 +34,8 @@ CODE_STAGES = [
 ]
 CONFIG_STAGES = ["inject:applying", "window after-0", "revert", "window after-1"]
 DIRECT_STAGES = ["inject:applying", "window after-1"]
+REPO = Path(__file__).resolve().parents[2]
+HOLD_AT = Path(__file__).with_name("hold_at.py")  # runs validate() with a hook that blocks at a stage
 
 
 @pytest.fixture(scope="module")
@@ -61,30 +64,14 @@ def snapshot(platform) -> dict:
 
 
 def kill_during(ws: Workspace, fault: str, stage: str, evidence: Path) -> None:
-    """SIGKILL a validation inside `stage`: the validator holds there (FAULTKIT_HOLD_AT), except in
+    """SIGKILL a validation inside `stage`: the driver's on_stage hook holds it there, except in
     the `:applying` stages, where it is killed while the platform is carrying the change out."""
     # a direct action starts in milliseconds: hold it just before, with the change journalled
     mid_change = stage.endswith(":applying") and fault != "t-cartstore-frozen"
-    hold = {} if mid_change else {"FAULTKIT_HOLD_AT": stage}
+    hold = [] if mid_change else [stage]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "faultkit.cli",
-            "validate",
-            "--fault",
-            fault,
-            "--window",
-            "3s",
-            "--interval",
-            "1s",
-            "--repeat",
-            "1",
-            "--no-record",
-            "--evidence",
-            str(evidence),
-        ],
-        env={**shop.env_for(ws), **hold},
+        [sys.executable, str(HOLD_AT), fault, str(evidence), *hold],
+        env={**shop.env_for(ws), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.getenv("PYTHONPATH")]))},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

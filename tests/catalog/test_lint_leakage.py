@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from faultkit.authoring.leakage import DEFAULT_WORDS, find_words, giveaway_words
+from faultkit.catalog.rules.leakage import DEFAULT_WORDS, find_words, giveaway_words
 from faultkit.errors import InputError
 from faultkit.workspace import Workspace
 

@@ -16,17 +16,20 @@ The list is configurable in `faultkit.toml` at the repository root:
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from faultkit.authoring.placeholders import is_todo, todo_paths
-from faultkit.catalog.model import Entry, thaw
+from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.placeholders import TODO, is_todo, todo_paths
+from faultkit.catalog.rules.context import Context
+from faultkit.catalog.rules.records import Loaded
 from faultkit.errors import FaultkitError, InputError
 
 CONFIG_FILE = "faultkit.toml"
@@ -135,10 +138,10 @@ def patch_leaks(files: Iterable[str], added: Iterable[str], words: tuple[str, ..
     return leaks
 
 
-def entry_leaks(root: Path, data: dict[str, Any] | Entry, words: tuple[str, ...] | None = None) -> list[Leak]:
+def entry_leaks(root: Path, data: Mapping[str, Any] | Entry, words: tuple[str, ...] | None = None) -> list[Leak]:
     """Every leak in an entry (plain data or Entry) and its patch; the title is not included."""
     words = giveaway_words(root) if words is None else words
-    d = thaw(data.raw) if isinstance(data, Entry) else data
+    d = data.raw if isinstance(data, Entry) else data  # read-only mappings both: no copy needed
     code = (d.get("code") or {}).get("patch")
     new = (d.get("config") or {}).get("new")
     log = (d.get("log") or {}).get("message")
@@ -157,8 +160,8 @@ def entry_leaks(root: Path, data: dict[str, Any] | Entry, words: tuple[str, ...]
     return leaks
 
 
-def title_leaks(root: Path, title: str) -> list[Leak]:
-    return [Leak("title", w, title) for w in find_words(title, giveaway_words(root))]
+def title_leaks(root: Path, title: str, words: tuple[str, ...] | None = None) -> list[Leak]:
+    return [Leak("title", w, title) for w in find_words(title, giveaway_words(root) if words is None else words)]
 
 
 def _short(line: str, limit: int = 90) -> str:
@@ -169,23 +172,30 @@ def _short(line: str, limit: int = 90) -> str:
 # ------------------------------------------------------------------ lint rules
 
 
-def check_leakage(ctx: Any, e: Entry) -> Iterator[tuple[str, str]]:
+def check_leakage(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     """Lint rule `leakage`: giveaway words in what an agent can observe of the fault."""
-    for leak in entry_leaks(ctx.workspace.root, e):
+    for leak in entry_leaks(ctx.workspace.root, e, _words(ctx)):
         yield leak.where, leak.message()
 
 
-def check_title(ctx: Any, e: Entry) -> Iterator[tuple[str, str, str]]:
+def check_title(ctx: Context, e: Entry) -> Iterator[tuple[str, str, str]]:
     """Lint rule `title` (a warning): agents never see titles, but reports and schedules show them."""
-    for leak in title_leaks(ctx.workspace.root, e.title):
+    for leak in title_leaks(ctx.workspace.root, e.title, _words(ctx)):
         yield "title", leak.message(), "warning"
 
 
-def check_todo(ctx: Any, items: list[Any]) -> Iterator[tuple[Any, str, str]]:
-    """Lint rule `todo` (a catalog rule, so it also reads files whose placeholders break the schema):
+def check_todo(ctx: Context, item: Loaded) -> Iterator[tuple[str, str]]:
+    """Lint rule `todo` (a file rule, so it also reads files whose placeholders break the schema):
     a value starting with TODO is a placeholder left by `faultkit author`."""
-    for item in items:
-        data = item.located.data if item.located else None
-        if isinstance(data, dict):
-            for path, value in todo_paths(data):
-                yield item, path, f"still a placeholder ({_short(value, 70)!r}); fill it in"
+    data = item.located.data if item.located else None
+    # one C-speed scan of the whole document settles the many files without a placeholder
+    if isinstance(data, dict) and TODO in json.dumps(data, default=str, ensure_ascii=False):
+        for path, value in todo_paths(data):
+            yield path, f"still a placeholder ({_short(value, 70)!r}); fill it in"
+
+
+def _words(ctx: Context) -> tuple[str, ...]:
+    """The word list, read once per run (not once per entry: faultkit.toml is stat'ed each time)."""
+    if ctx.words is None:
+        ctx.words = giveaway_words(ctx.workspace.root)
+    return ctx.words

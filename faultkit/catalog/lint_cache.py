@@ -1,0 +1,259 @@
+"""The lint cache: each file's findings and facts, addressed by everything they depend on (issue 20).
+
+A file's key is sha256 over the environment digest (toolkit version, entry schema, the source of
+the rule set, faultkit.toml, every app descriptor and its manifests) and the file's name and
+content digest. A result also names the other files it read (a code fault's patch) with their
+digests, and counts only while they still match. Results of one environment live in one pack,
+`lint-<environment>.json`, so a warm run reads one file: written to a temporary path and moved
+into place with os.replace, under a lock that merges what a concurrent run wrote. Every key is a
+content address, so a lost race costs a cache miss, never a wrong answer. The cache folder keeps
+a `.gitignore` of its own (as ruff's does), so no repository has to know about it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import faultkit
+from faultkit.catalog.rules.records import Facts, Finding
+from faultkit.workspace import Workspace
+
+CACHE_DIR = ".faultkit_cache"
+FORMAT = "faultkit/lint-cache/v1"
+# the modules whose code decides a file's result, besides the rules themselves
+_SOURCES = ("catalog/lint.py", "catalog/lint_cache.py", "catalog/model.py", "catalog/config_rules.py",
+            "catalog/vocab.py", "catalog/patches.py", "catalog/placeholders.py", "apps/descriptor.py",
+            "apps/manifests.py", "schema.py", "yamlio.py")
+
+
+@dataclass(frozen=True)
+class Result:
+    """One file's result, before --strict (which is applied on top, so one result serves both)."""
+
+    findings: tuple[Finding, ...]
+    facts: Facts | None  # None when the file is not a valid entry
+    deps: tuple[tuple[str, str], ...] = ()  # (workspace-relative path, digest) of other files it read
+
+    def to_json(self) -> dict[str, Any]:
+        f = self.facts  # written out by hand: dataclasses.asdict is slow over a thousand files
+        facts = {"file": f.file, "id": f.id, "app": f.app, "change": list(f.change), "artifact": f.artifact,
+                 "patch": f.patch} if f else None
+        return {"findings": [[x.file, x.line, x.path, x.message, x.severity, x.rule] for x in self.findings],
+                "deps": [list(d) for d in self.deps], "facts": facts}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Result:
+        f = d["facts"]
+        facts = Facts(**{**f, "change": tuple(f["change"])}) if f else None
+        return cls(tuple(Finding(*x) for x in d["findings"]), facts, tuple((p, h) for p, h in d["deps"]))
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """The digest of a file's bytes, or "-" when it cannot be read (the result says why)."""
+    try:
+        return digest(path.read_bytes())
+    except OSError:
+        return "-"
+
+
+def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Path]) -> str:
+    """The digest of everything but the file itself that a file's lint result depends on."""
+    h = hashlib.sha256()
+
+    def part(name: str, data: bytes) -> None:
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+
+    part("format", FORMAT.encode())
+    part("version", faultkit.__version__.encode())
+    part("schema", entry_schema())
+    part("rules", " ".join(rules).encode())
+    package = Path(faultkit.__file__).parent
+    for src in sorted({*(package / s for s in _SOURCES), *sources}):
+        part(f"source:{src.relative_to(package) if src.is_relative_to(package) else src}", _bytes(src))
+    part("faultkit.toml", _bytes(workspace.root / "faultkit.toml"))
+    for app in sorted(workspace.apps_dir.glob("*/app.yaml")) if workspace.apps_dir.is_dir() else ():
+        part(f"app:{app.parent.name}", _bytes(app))
+        for manifest in _manifest_files(app):
+            part(f"manifest:{app.parent.name}:{manifest.name}", _bytes(manifest))
+    return h.hexdigest()
+
+
+def entry_schema() -> bytes:
+    """The entry schema's bytes, read without importing faultkit.schema (and its validator)."""
+    return resources.files("faultkit.schemas").joinpath("entry.schema.json").read_bytes()
+
+
+def _manifest_files(app: Path) -> list[Path]:
+    """The files load_manifests reads for this descriptor (its `manifests:` folder)."""
+    folder = app.parent / _manifests_key(app)
+    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+
+
+_TOP_KEY = re.compile(r"^manifests:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s#'\"][^#\n]*?))?[ \t]*(?:#.*)?$", re.M)
+
+
+def _manifests_key(app: Path) -> str:
+    """The descriptor's `manifests:` value. A block-style top-level key is read with a regular
+    expression, so a warm run need not import YAML; any other form is left to the YAML parser."""
+    try:
+        text = app.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "manifests"  # the descriptor's own bytes are in the key; lint reports what is wrong
+    found = _TOP_KEY.search(text)
+    if found and any(g for g in found.groups()):
+        return next(g for g in found.groups() if g)
+    if "manifests" not in text:
+        return "manifests"  # the loader's default
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return "manifests"
+    value = data.get("manifests", "manifests") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else "manifests"
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b"\0absent"
+
+
+def file_key(env: str, name: str, content: bytes) -> str:
+    return digest(f"{env}\0{name}\0{digest(content)}".encode())
+
+
+class Store:
+    """The cache folder (`.faultkit_cache/` at the workspace root unless FAULTKIT_CACHE_DIR says)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def default(cls, workspace: Workspace, environ: Mapping[str, str] = os.environ) -> Store:
+        return cls(Path(environ["FAULTKIT_CACHE_DIR"]) if environ.get("FAULTKIT_CACHE_DIR")
+                   else workspace.root / CACHE_DIR)
+
+    def pack(self, env: str) -> Pack:
+        path = self._path(env)
+        stamp = _stamp(path)
+        return Pack(self, env, self._read(path), stamp)
+
+    def _path(self, env: str) -> Path:
+        return self.directory / f"lint-{env[:32]}.json"
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return {}  # no pack yet, or one a crash left unreadable: both are only misses
+        return data["results"] if isinstance(data, dict) and data.get("format") == FORMAT else {}
+
+    def read_json(self, name: str) -> Any:
+        """A side file of the cache (parsed manifests), or None when absent or unreadable."""
+        try:
+            return json.loads((self.directory / name).read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def write_json(self, name: str, data: Any) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write(self.directory / name, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+        except OSError:
+            pass  # only a miss next time
+
+    def write(self, env: str, new: Mapping[str, dict[str, Any]], used: set[str],
+              known: tuple[dict[str, dict[str, Any]], tuple[int, ...] | None] = ({}, None)) -> None:
+        """Merge `new` into the pack under the lock; drop results this run did not use once
+        stale ones outnumber the live ones (old versions of edited files)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                _write(ignore, b"# written by faultkit: the lint cache is never committed\n*\n")
+            with open(self.directory / "lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+                path = self._path(env)
+                # the pack as this run read it, unless another run has replaced it since
+                base = known[0] if known[1] is not None and _stamp(path) == known[1] else self._read(path)
+                results = {**base, **new}
+                if len(results) > 2 * len(used):
+                    results = {k: v for k, v in results.items() if k in used}
+                body = {"format": FORMAT, "environment": env, "results": results}
+                _write(path, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+                for other in self.directory.glob("lint-*.json"):
+                    if other != path:
+                        other.unlink(missing_ok=True)  # another environment's: no longer valid
+        except OSError:
+            pass  # a cache that cannot be written only makes the next run slower
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells one version of a pack from another: os.replace gives every new one a new inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write beside `path`, then os.replace: a reader sees the old pack or the new, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Pack:
+    """The results of one environment, as read at the start of a run, plus this run's new ones."""
+
+    def __init__(self, store: Store, env: str, results: dict[str, dict[str, Any]],
+                 stamp: tuple[int, ...] | None = None) -> None:
+        self.store, self.env = store, env
+        self._results = results
+        self._stamp = stamp
+        self._new: dict[str, dict[str, Any]] = {}
+        self._used: set[str] = set()
+
+    def get(self, key: str) -> Result | None:
+        raw = self._results.get(key)
+        if raw is None:
+            return None
+        try:
+            result = Result.from_json(raw)
+        except (KeyError, TypeError, ValueError):
+            return None
+        self._used.add(key)
+        return result
+
+    def put(self, key: str, result: Result) -> None:
+        self._new[key] = result.to_json()
+        self._used.add(key)
+
+    def save(self) -> None:
+        if self._new:
+            self.store.write(self.env, self._new, self._used, (self._results, self._stamp))

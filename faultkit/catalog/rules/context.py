@@ -1,0 +1,79 @@
+"""What the rules consult: the workspace, its apps' descriptors and manifests, the leakage words."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faultkit.apps.descriptor import AppDescriptor, app_names, load_app
+from faultkit.apps.manifests import Doc, load_manifests
+from faultkit.catalog.lint_cache import Store, digest, file_digest
+from faultkit.catalog.model import Entry
+from faultkit.catalog.rules.records import Loaded
+from faultkit.errors import FaultkitError
+from faultkit.workspace import Workspace
+
+
+@dataclass
+class Context:
+    """What the rules may consult; descriptors and manifests are read once per run."""
+
+    workspace: Workspace
+    store: Store | None = None  # the lint cache, which also keeps the parsed manifests
+    _apps: dict[str, AppDescriptor | FaultkitError] = field(default_factory=dict)
+    _manifests: dict[str, list[Doc] | FaultkitError] = field(default_factory=dict)
+    _app_names: list[str] | None = None
+    words: tuple[str, ...] | None = None  # the leakage word list, filled by the leakage rules on first use
+
+    @property
+    def app_names(self) -> list[str]:
+        if self._app_names is None:
+            self._app_names = app_names(self.workspace)
+        return self._app_names
+
+    def app(self, name: str) -> AppDescriptor:
+        if name not in self._apps:
+            try:
+                self._apps[name] = load_app(self.workspace, name)
+            except FaultkitError as e:
+                self._apps[name] = e
+        found = self._apps[name]
+        if isinstance(found, FaultkitError):
+            raise found
+        return found
+
+    def manifests(self, app: AppDescriptor) -> list[Doc]:
+        if app.name not in self._manifests:
+            try:
+                self._manifests[app.name] = self._load_manifests(app.manifests_dir)
+            except FaultkitError as e:
+                self._manifests[app.name] = e
+        found = self._manifests[app.name]
+        if isinstance(found, FaultkitError):
+            raise found
+        return found
+
+    def _load_manifests(self, folder: Path) -> list[Doc]:
+        """The manifests, parsed once per content: YAML's pure-Python composer is the slowest part of
+        linting one changed entry (issue 20), so the parsed objects are kept in the cache by the digest
+        of the files, when they are plain JSON data (anything else is parsed every time)."""
+        files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+        if self.store is None or not files:
+            return load_manifests(folder)
+        key = digest("\0".join(f"{f}\0{file_digest(f)}" for f in files).encode())
+        cached = self.store.read_json(f"manifests-{key[:32]}.json")
+        if isinstance(cached, list):
+            return [Doc(d["kind"], d["name"], d["body"], Path(d["file"]), d["line"]) for d in cached]
+        docs = load_manifests(folder)
+        data = [{"kind": d.kind, "name": d.name, "body": d.body, "file": str(d.file), "line": d.line} for d in docs]
+        if json.loads(json.dumps(data)) == data:
+            self.store.write_json(f"manifests-{key[:32]}.json", data)
+        return docs
+
+
+# An entry rule yields (field path, message) or (field path, message, "warning").
+EntryRule = Callable[[Context, Entry], Iterable[tuple[str, ...]]]
+# A file rule sees the loaded document even when its schema check failed (placeholders break it).
+FileRule = Callable[[Context, Loaded], Iterable[tuple[str, str]]]

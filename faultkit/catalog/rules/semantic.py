@@ -1,0 +1,97 @@
+"""Semantic rules: an entry against its application's descriptor and manifests, and the action vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from faultkit.apps.descriptor import suggest
+from faultkit.apps.manifests import find_container, get_field
+from faultkit.catalog.config_rules import kind_mismatch, refusal
+from faultkit.catalog.model import Entry
+from faultkit.catalog.rules.context import Context
+from faultkit.catalog.vocab import ACTIONS
+from faultkit.errors import FaultkitError
+
+
+def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
+    if e.app not in ctx.app_names:
+        yield "app", f"{e.app!r} is not an application of this catalog{suggest(e.app, ctx.app_names)}"
+        return
+    app = ctx.app(e.app)
+    names = app.service_names
+    if e.target.service not in names:
+        yield "target.service", f"{e.target.service!r} is not a service of {app.name}{suggest(e.target.service, names)}"
+        return
+    spec = app.service(e.target.service)
+    if e.target.workload and e.target.workload != spec.workload:
+        yield "target.workload", f"{e.target.service} runs as workload {spec.workload!r}, not {e.target.workload!r}"
+    if e.target.container and e.target.container not in spec.containers:
+        yield (
+            "target.container",
+            f"{e.target.container!r} is not a container of {spec.workload} ({', '.join(spec.containers)})",
+        )
+    if e.probe.service not in names:
+        yield "probe.service", f"{e.probe.service!r} is not a service of {app.name}{suggest(e.probe.service, names)}"
+    computed = set(app.scope(e.target.service))
+    if e.target.service not in e.scope:
+        yield "scope", f"the scope must include the target {e.target.service!r}"
+    for i, s in enumerate(e.scope):
+        if s not in computed:
+            yield (
+                f"scope[{i}]",
+                f"{s!r} does not reach {e.target.service} through dependency edges; "
+                f"scope may hold {', '.join(sorted(computed))}",
+            )
+    if e.log and e.log.service not in {e.target.service, *app.callers(e.target.service)}:
+        yield (
+            "log.service",
+            (
+                f"{e.log.service!r} is neither {e.target.service} nor a direct dependant of it "
+                f"({', '.join(app.callers(e.target.service)) or 'none'})"
+            ),
+        )
+
+
+def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
+    if not e.config or e.app not in ctx.app_names:
+        return
+    c = e.config
+    try:
+        spec = find_container(ctx.manifests(ctx.app(e.app)), c.workload, c.container)
+    except FaultkitError as err:
+        yield "config.workload", str(err)
+        return
+    why = refusal(spec, c.field)
+    if why:
+        yield "config.field", why
+        return
+    current = get_field(spec, c.field)
+    if current is None and c.kind != "cleared-value":
+        yield "config.field", f"{c.field!r} is not written in the manifest of {c.workload}/{c.container}"
+    elif current != c.old:
+        yield "config.old", f"the manifest says {current!r}, the entry says {c.old!r}"
+    if c.new == c.old:
+        yield "config.new", "the new value equals the old one; the change changes nothing"
+    mismatch = kind_mismatch(c.kind, c.field, c.old, c.new)
+    if mismatch:
+        yield "config.kind", mismatch
+
+
+def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
+    if not e.direct:
+        return
+    action = ACTIONS[e.direct.action]
+    if e.level not in action.levels:
+        yield "level", f"{action.name} acts at {', '.join(action.levels)} level, not {e.level}"
+    known = {p.name: p for p in action.params}
+    for key, value in e.direct.params.items():
+        param = known.get(key)
+        if param is None:
+            yield f"direct.params.{key}", f"{action.name} takes no parameter {key!r}{suggest(key, list(known))}"
+        elif not isinstance(value, param.type) or isinstance(value, bool):
+            yield f"direct.params.{key}", f"expected {param.type.__name__}, found {value!r}"
+        elif isinstance(value, int | float) and (
+            (param.minimum is not None and value < param.minimum)
+            or (param.maximum is not None and value > param.maximum)
+        ):
+            yield f"direct.params.{key}", f"{value} is outside {param.minimum}..{param.maximum}"

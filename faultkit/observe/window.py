@@ -1,0 +1,62 @@
+"""The records of one observation window, as its bundle file windows/<name>.json holds them.
+
+The sampler (sampler.py) writes them; the screening rules and the judge read them back from the
+bundle. TypedDicts, because they are the JSON itself: typing them must not change a byte of a
+shipped bundle.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+
+class InstanceSample(TypedDict):
+    service: str
+    build: str
+    ready: bool
+    restarts: int
+    oom_kills: int
+    requests: dict[str, float] | None  # cumulative requests by status; None when /metrics did not answer
+
+
+class ProbeResult(TypedDict):
+    status: int | None
+    ok: bool
+    ms: int
+    error: NotRequired[str]  # the request's exception class, when no response came
+
+
+class Sample(TypedDict):
+    t: float
+    instances: dict[str, InstanceSample]  # by instance id, sorted
+    probe: ProbeResult | None
+
+
+class LogLine(TypedDict):
+    ts: float
+    service: str
+    instance: str
+    level: str
+    message: str
+
+
+class Point(TypedDict):
+    """One step of a window's per-minute series, for plots (validators/screening.py makes them)."""
+
+    t: float
+    errors_per_min: float
+    requests_per_min: float
+    error_logs_per_min: float
+
+
+class Window(TypedDict):
+    """One observation window as its bundle file windows/<name>.json holds it."""
+
+    name: str
+    start: float
+    end: float
+    window_s: float
+    interval_s: float
+    samples: list[Sample]
+    logs: list[LogLine]
+    points: NotRequired[list[Point]]

@@ -1,0 +1,102 @@
+"""The observed cycles: before window, inject, after window, revert, recovery window.
+
+Every cycle has a before window of its own, taken after the previous recovery window: a symptom
+still fading early in a recovery window (a caller's timeout outliving the revert) is judged by the
+recovery rules, and must not count against the next injection's baseline. Config faults run one
+uncounted cycle first (change, restore) and count only the later ones, as the protocol asks.
+
+Every change goes through the write-ahead journal before it reaches the application.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faultkit.catalog.model import Entry
+from faultkit.errors import PlatformError
+from faultkit.observe.sampler import Sampler, WindowSpec
+from faultkit.observe.window import Sample
+from faultkit.platforms.base import Platform
+from faultkit.validators import screening
+from faultkit.validators.changes import Change
+from faultkit.validators.journal import Journal, recover
+from faultkit.validators.params import Params
+from faultkit.validators.records import CheckRecord, CycleRecord
+from faultkit.validators.stagelog import StageLog
+
+
+def plan(entry: Entry, repeat: int) -> list[tuple[int, bool]]:
+    """(index, counted) of every cycle: config faults start with an uncounted cycle 0."""
+    first = 0 if entry.config else 1
+    return [(k, k > 0) for k in range(first, repeat + 1)]
+
+
+@dataclass
+class Cycles:
+    log: StageLog
+    platform: Platform
+    journal: Journal
+    sampler: Sampler
+    entry: Entry
+    change: Change
+    params: Params
+    scope: tuple[str, ...]
+
+    def run(self) -> None:
+        for index, counted in plan(self.entry, self.params.repeat):
+            before = self.window(f"before-{index}")
+            cycle: CycleRecord = {"index": index, "counted": counted, "before": before}
+            self.log.cycles.append(cycle)
+            # A direct action acts at once: its after window opens just before it starts. A code or
+            # config change is live once its rollout is done, and its window opens then.
+            lead = self.sampler.sample(probe=False) if self.entry.direct else None
+            cycle["inject"] = self.inject()
+            self.log.save()
+            if cycle["inject"]["ok"]:
+                cycle["after"] = self.window(f"after-{index}", lead)
+            cycle["revert"] = self.revert()
+            self.log.save()
+            cycle["recovery"] = self.window(f"recovery-{index}")
+            self.log.save()
+            if not cycle["inject"]["ok"] or not cycle["revert"]["ok"]:
+                break  # a change that cannot be made or undone will not behave better the next time
+
+    def window(self, name: str, lead: Sample | None = None) -> str:
+        """Observe one window and write it into the bundle; returns its name."""
+        self.log.begin(f"window {name}")
+        data = self.sampler.window(
+            WindowSpec(name, self.params.window_s, self.params.interval_s),
+            tick=lambda n, left: self.log.progress("observe", f"window {n}: {left:.0f}s left"),
+            lead=lead,
+        )
+        data["points"] = screening.points(data, self.scope)
+        self.log.bundle.write(f"windows/{name}.json", data)
+        return name
+
+    def inject(self) -> CheckRecord:
+        """Journal the change, make it, and check that it holds."""
+        self.log.begin("inject", self.entry.mechanism)
+        index = self.journal.record(self.change)
+        self.log.begin("inject:applying")
+        try:
+            applied = self.change.apply(self.platform)
+        except PlatformError as err:
+            self.journal.mark(index, "applied")
+            return {
+                "ok": False,
+                "measured": "not ready",
+                "threshold": "started and ready",
+                "detail": f"the change was made but did not become ready: {err}",
+            }
+        self.journal.mark(index, "applied", applied)
+        return applied.in_place(self.platform).record()
+
+    def revert(self) -> CheckRecord:
+        """Undo every open change from the journal, and check that the undo holds."""
+        self.log.begin("revert", self.entry.mechanism)
+        self.log.begin("revert:applying")
+        try:
+            recover(self.platform, self.journal)
+        except PlatformError as err:
+            return {"ok": False, "measured": "failed", "threshold": "restored", "detail": f"revert failed: {err}"}
+        return self.change.undone(self.platform).record()

@@ -1,0 +1,24 @@
+"""The knobs of one validation run: window length, sampling interval, injections, rollout timeout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faultkit.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Params:
+    window_s: float = 300.0
+    interval_s: float = 2.0
+    repeat: int = 2
+    rollout_timeout_s: float = 60.0
+
+    def check(self) -> None:
+        if self.window_s < self.interval_s:
+            raise UsageError(
+                f"--window {self.window_s:g}s is shorter than the sampling interval "
+                f"({self.interval_s:g}s); use a window of at least {self.interval_s:g}s"
+            )
+        if self.repeat < 1:
+            raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")

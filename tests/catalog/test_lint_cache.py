@@ -1,0 +1,159 @@
+"""The lint cache (issue 20): a cached result is the fresh result, byte for byte; every input a
+result depends on invalidates it; two lints at once leave a sound cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from factories import cart_prefix_entry, entry_data, port_entry, write_entry
+
+import faultkit
+from faultkit.catalog import lint as lint_module
+from faultkit.catalog import lint_cache
+from faultkit.catalog.lint import lint
+from faultkit.catalog.lint_cache import CACHE_DIR, Store
+from faultkit.commands.catalog_cmds import EVIDENCE_RULE
+
+PATCH = ('--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n SERVICE = "cart"\n'
+         ' MAX_QUANTITY = 999\n+_PREFIX = "cart-v2:"\n')
+
+
+@pytest.fixture
+def catalog(ws):
+    """Eight clean entries, a code fault with its patch, and three files with findings of each
+    kind: a schema error with a placeholder, a title warning, and a duplicate change."""
+    for i in range(8):
+        write_entry(ws, port_entry(i))
+    (ws.patches_dir / "minishop" / "ms-cart-prefix.diff").write_text(PATCH)
+    write_entry(ws, cart_prefix_entry())
+    write_entry(ws, entry_data(id="ms-todo", category="TODO: pick one"))
+    write_entry(ws, port_entry(20, title="Inject a broken cart store port"))
+    dup = port_entry(21)
+    dup["config"]["new"] = "cartstore:6390"  # the change of ms-cart-port-0
+    write_entry(ws, dup)
+    return ws
+
+
+def store(ws) -> Store:
+    return Store(ws.root / CACHE_DIR)
+
+
+def test_cached_and_fresh_output_are_the_same_bytes(catalog, cli):
+    for args in (["--json"], [], ["--strict"], ["catalog/minishop/ms-cart-port-21.yaml", "--json"]):
+        fresh = cli("catalog", "lint", "--no-cache", *args, check=1)
+        assert not (catalog.root / CACHE_DIR).exists()
+        cold = cli("catalog", "lint", *args, check=1)
+        warm = cli("catalog", "lint", *args, check=1)
+        assert fresh.stdout == cold.stdout == warm.stdout and fresh.stdout
+        assert len(list((catalog.root / CACHE_DIR).glob("lint-*.json"))) == 1
+        shutil.rmtree(catalog.root / CACHE_DIR)
+    report = json.loads(cli("catalog", "lint", "--json", check=1).stdout)
+    rules = {f["rule"] for f in report["findings"]}
+    assert {"schema", "todo", "title", "duplicates"} <= rules
+
+
+def test_a_warm_run_reads_every_result_from_the_cache_and_one_edit_misses_one(catalog):
+    first = lint(catalog, store=store(catalog))
+    assert first.cached == 0
+    warm = lint(catalog, store=store(catalog))
+    assert warm.cached == warm.files == 12 and warm.findings == first.findings
+    path = catalog.catalog_dir / "minishop" / "ms-cart-port-3.yaml"
+    path.write_text(path.read_text().replace("Cart store address port changed", "Cart store port is another"))
+    edited = lint(catalog, store=store(catalog))
+    assert edited.cached == 11
+
+
+def _change_descriptor(ws):
+    path = ws.apps_dir / "minishop" / "app.yaml"
+    path.write_text(path.read_text() + "\n# a comment changes the bytes, and the key\n")
+
+
+def _change_manifest(ws):
+    path = ws.apps_dir / "minishop" / "manifests" / "cart.yaml"
+    path.write_text(path.read_text().replace('"cartstore:6379"', '"cartstore:6378"'))
+
+
+def _change_words(ws):
+    (ws.root / "faultkit.toml").write_text('[leakage]\nextra = ["cart"]\n')
+
+
+def _change_patch(ws):
+    path = ws.patches_dir / "minishop" / "ms-cart-prefix.diff"
+    path.write_text(PATCH.replace('"cart-v2:"', '"cart-v3:"'))
+
+
+# (what changes, how, how many of the 12 files stay cached, a finding the change brings)
+INPUTS = [
+    ("app descriptor", _change_descriptor, 0, None),
+    ("manifests", _change_manifest, 0, "config.old: the manifest says 'cartstore:6378'"),
+    ("leakage word list", _change_words, 0, "'cart' in the log message the fault produces"),
+    ("patch", _change_patch, 11, "code.marker: 'cart-v2:' is not in any line the patch adds"),
+    ("toolkit version", lambda ws: None, 0, None),
+    ("schema", lambda ws: None, 0, None),
+    ("rule set", lambda ws: None, 0, None),
+]
+
+
+@pytest.mark.parametrize("what, change, kept, brings", INPUTS, ids=[i[0] for i in INPUTS])
+def test_every_input_a_result_depends_on_invalidates_it(catalog, monkeypatch, what, change, kept, brings):
+    before = lint(catalog, store=store(catalog))
+    assert lint(catalog, store=store(catalog)).cached == 12
+    change(catalog)
+    if what == "toolkit version":
+        monkeypatch.setattr(faultkit, "__version__", faultkit.__version__ + ".1")
+    if what == "schema":
+        schema = lint_cache.entry_schema()
+        monkeypatch.setattr(lint_cache, "entry_schema", lambda: schema.replace(b'"title"', b'"title" '))
+    if what == "rule set":  # a rule dropped: the title warning must go with it
+        monkeypatch.setattr(lint_module, "ENTRY_RULES", tuple(r for r in lint_module.ENTRY_RULES if "title" not in r))
+    after = lint(catalog, store=store(catalog))
+    assert after.cached == kept, what
+    fresh = lint(catalog)
+    assert (after.findings, after.facts) == (fresh.findings, fresh.facts), "the cached run and a fresh one agree"
+    rendered = [f.render() for f in after.findings]
+    if brings:
+        assert any(brings in r for r in rendered), rendered
+    if what == "rule set":
+        assert {f.rule for f in before.findings} - {f.rule for f in after.findings} == {"title"}
+    assert lint(catalog, store=store(catalog)).cached == 12, "and the new result is cached in turn"
+
+
+def test_two_lints_at_once_share_one_sound_cache(catalog, monkeypatch):
+    for i in range(30, 90):
+        write_entry(catalog, port_entry(i))
+    command = [sys.executable, "-m", "faultkit.cli", "catalog", "lint", "--json"]
+    fresh = subprocess.run([*command, "--no-cache"], cwd=catalog.root, capture_output=True, text=True, timeout=300)
+    runs = [subprocess.Popen(command, cwd=catalog.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in runs]
+    assert [p.returncode for p in runs] == [1, 1], outputs
+    assert all(out == fresh.stdout and err == "" for out, err in outputs)
+    packs = list((catalog.root / CACHE_DIR).glob("lint-*.json"))
+    assert len(packs) == 1 and json.loads(packs[0].read_text())["format"] == lint_cache.FORMAT
+    assert not list((catalog.root / CACHE_DIR).glob(".*.tmp")), "no temporary file left behind"
+    monkeypatch.setattr(lint_module, "EVIDENCE_RULES", [EVIDENCE_RULE])  # as the command registers it
+    warm = lint(catalog, store=store(catalog))
+    assert warm.cached == warm.files == 72
+
+
+def test_an_unreadable_pack_is_a_miss_not_an_error(catalog, cli, monkeypatch):
+    expected = cli("catalog", "lint", "--json", check=1).stdout
+    [pack] = (catalog.root / CACHE_DIR).glob("lint-*.json")
+    pack.write_text('{"format": "faultkit/lint-cache/v1", "results": {"x": ')
+    assert cli("catalog", "lint", "--json", check=1).stdout == expected
+    monkeypatch.setattr(lint_module, "EVIDENCE_RULES", [EVIDENCE_RULE])
+    assert lint(catalog, store=store(catalog)).cached == 12
+
+
+def test_the_cache_folder_ignores_itself_and_can_be_elsewhere(catalog, tmp_path):
+    elsewhere = tmp_path / "cache"
+    lint(catalog, store=Store.default(catalog, environ={"FAULTKIT_CACHE_DIR": str(elsewhere)}))
+    assert (elsewhere / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not (catalog.root / CACHE_DIR).exists()
+    assert Store.default(catalog, environ={}).directory == catalog.root / CACHE_DIR
+    assert Path(CACHE_DIR).name == ".faultkit_cache"
