@@ -66,6 +66,7 @@ class LocalPlatform:
         self.store = BuildStore(self.state.builds)
         self.default_app = app
         self.environ = environ
+        self._scrapes: requests.Session | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -220,8 +221,9 @@ class LocalPlatform:
         """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer)."""
         from faultkit.observe.metrics import scrape
 
-        with requests.Session() as session:
-            return {iid: scrape(url, session) for iid, url in sorted(self.instance_endpoints(service).items())}
+        if self._scrapes is None:
+            self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
+        return {iid: scrape(url, self._scrapes) for iid, url in sorted(self.instance_endpoints(service).items())}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
