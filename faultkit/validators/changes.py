@@ -187,9 +187,10 @@ class ActionChange:
     service: str
     params: Mapping[str, Any]
     handle: str | None = None
+    mode: str | None = None  # "one" replica (pod level) or "all" (service level)
 
     def apply(self, platform: Platform) -> ActionChange:
-        return replace(self, handle=platform.start_action(self.action, self.service, dict(self.params)))
+        return replace(self, handle=platform.start_action(self.action, self.service, dict(self.params), self.mode))
 
     def in_place(self, platform: Platform) -> Check:
         running = self.handle is not None and self.handle in platform.active_actions()
@@ -212,11 +213,15 @@ class ActionChange:
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "action": self.action, "service": self.service, "params": dict(self.params)}
+        if self.mode is not None:
+            out["mode"] = self.mode
         return {**out, "handle": self.handle} if self.handle else out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ActionChange:
-        return cls(data["action"], data["service"], dict(data.get("params") or {}), data.get("handle"))
+        params = dict(data.get("params") or {})
+        mode = data.get("mode", params.pop("mode", None))  # earlier journals kept the mode in params
+        return cls(data["action"], data["service"], params, data.get("handle"), mode)
 
 
 KINDS: dict[str, type[RolloutChange] | type[SettingChange] | type[ActionChange]] = {
@@ -250,5 +255,6 @@ def change_for(entry: Entry, build: str | None = None, undo_build: str | None = 
     if entry.direct is None:
         raise PlatformError(f"{entry.id}: the entry makes no change (no code, config or direct block)")
     # pod level acts on one replica, service level on every replica
-    params = {"mode": "one" if entry.level == "pod" else "all", **thaw(entry.direct.params)}
-    return ActionChange(entry.direct.action, entry.target.service, params)
+    params = dict(thaw(entry.direct.params))
+    mode = str(params.pop("mode", "one" if entry.level == "pod" else "all"))
+    return ActionChange(entry.direct.action, entry.target.service, params, mode=mode)

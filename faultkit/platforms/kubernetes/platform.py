@@ -276,7 +276,7 @@ class KubernetesPlatform:
     def actions(self) -> frozenset[str]:
         return frozenset()
 
-    def start_action(self, action: str, service: str, params: dict[str, object]) -> str:
+    def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
         raise errors.Unsupported(f"action {action!r}: the kubernetes platform carries out no direct actions yet; "
                                  "use --platform local")
 

@@ -284,9 +284,13 @@ class LocalPlatform:
     def actions(self) -> frozenset[str]:
         return act.SUPPORTED
 
-    def start_action(self, action: str, service: str, params: dict[str, object]) -> str:
+    def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
         if action not in act.SUPPORTED:
             raise act.unsupported(action)
+        if mode is not None:
+            if mode not in ("one", "all"):
+                raise errors.InputError(f"action mode {mode!r}: use one or all")
+            params = {**params, "mode": mode}
         return self._call("start_action", action=action, service=service, params=params)
 
     def stop_action(self, handle: str) -> None:
