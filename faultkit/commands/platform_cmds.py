@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.platforms.base import short_id
 from faultkit.platforms.local import LocalPlatform, local_platform
 
 
@@ -107,7 +108,7 @@ def status(platform_name: str, as_json: bool) -> None:
             f"{sum(i['ready'] for i in insts)}/{len(insts)}",
             str(sum(i["restarts"] for i in insts)),
             str(sum(i["oom_kills"] for i in insts)),
-            (svc["build"] or "")[7:17],
+            short_id(svc["build"] or "", 10).partition(":")[2],
             svc["endpoint"] or "-",
         )
     console().print(table)

@@ -117,9 +117,12 @@ def _labels_match(bundle: Path) -> bool | None:
 
 
 @click.command("recover")
-@platform_option
-def recover_cmd(platform_name: str) -> None:
+@click.option("--platform", "platform_name", default=None, type=click.Choice(PLATFORMS),
+              help="Where the application runs (default: the platform the journal recorded, else local).")
+def recover_cmd(platform_name: str | None) -> None:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
+    The journal names the platform (and cluster, context, namespace) it was written on; recovering
+    on another one is refused.
 
     Example: faultkit recover
     """
@@ -129,5 +132,6 @@ def recover_cmd(platform_name: str) -> None:
         journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
         return
-    for line in recover(get_platform(platform_name, ws), journal):
+    recorded = journal.target() or {}
+    for line in recover(get_platform(platform_name or recorded.get("platform", "local"), ws), journal):
         click.echo(line)

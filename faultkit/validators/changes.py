@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Protocol
 
 from faultkit.catalog.model import Entry, thaw
 from faultkit.errors import PlatformError
-from faultkit.platforms.base import Platform
+from faultkit.platforms.base import Platform, short_id
 from faultkit.validators.records import CheckRecord
 
 # Undo timeout for a journal entry that did not record one (every current one does).
@@ -85,8 +85,8 @@ def _build_check(platform: Platform, service: str, expect: str) -> Check:
     ok = builds == [expect]
     return Check(
         ok,
-        ", ".join(b[:19] for b in builds),
-        expect[:19],
+        ", ".join(short_id(b) for b in builds),
+        short_id(expect),
         "every replica runs the expected build" if ok else "replicas run other builds",
         build=expect,
     )
@@ -116,7 +116,7 @@ class RolloutChange:
         return _build_check(platform, self.service, self.undo_build)
 
     def describe(self) -> str:
-        return f"rolled {self.service} back to {self.undo_build[:19]}"
+        return f"rolled {self.service} back to {short_id(self.undo_build)}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "service": self.service, "build": self.build, "undo_build": self.undo_build,

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict
 
 from faultkit.errors import InputError
 from faultkit.observe.window import Window
+from faultkit.platforms.base import short_id
 from faultkit.validators import screening as sc
 from faultkit.validators.bundle import dumps, read_json, verify_bundle
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
@@ -269,7 +270,7 @@ def _new_build_serves(entry: dict[str, Any], cycle: CycleRecord, after: Window) 
         seen == [new],
         len([b for b in seen if b != new]),
         0,
-        f"builds of {service} seen in the after window: {', '.join(b[:19] for b in seen)}",
+        f"builds of {service} seen in the after window: {', '.join(short_id(b) for b in seen)}",
     )
 
 

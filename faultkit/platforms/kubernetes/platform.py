@@ -131,6 +131,11 @@ class KubernetesPlatform:
     def app(self) -> str:
         return self.owner.require().app
 
+    def target(self) -> dict[str, str]:
+        rec = self.owner.require()
+        return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
+                "namespace_uid": rec.namespace_uid}
+
     def record(self) -> Record:
         """The app instance's record: where it runs (cluster, context, namespace) and whether faultkit created it."""
         rec = self.owner.require()

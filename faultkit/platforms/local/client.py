@@ -179,6 +179,10 @@ class LocalPlatform:
     def is_up(self) -> bool:
         return self.state.read_info() is not None
 
+    def target(self) -> dict[str, str]:
+        """The one supervisor of this state folder: its app (the folder itself is where the journal is)."""
+        return {"platform": self.name, "app": self.app()}
+
     def app(self) -> str:
         info = self.state.read_info()
         if info is None:
