@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +60,13 @@ class ClusterImages:
         one's digests as the node lists them."""
         data = self._load()
         on_nodes = {ref: self._digests_on_nodes(ref) for ref in images}
-        for ref in images:
-            if not on_nodes[ref] and self.loader:
-                done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
-                if done.returncode != 0:
-                    last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
-                    raise PlatformError(f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: "
-                                        f"{last}")
+        missing = [ref for ref in images if not on_nodes[ref]]
+        if missing and self.loader:
+            # a few at a time: each load is mostly the engine writing and the runtime unpacking layers
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                failures = [f for f in pool.map(self._load_one, missing) if f]
+            if failures:
+                raise PlatformError(failures[0])
         deadline = time.monotonic() + timeout
         # the kubelet lists new images in the node's status within its status period (10 s by default)
         while self.loader and not all(on_nodes.values()) and time.monotonic() < deadline:
@@ -75,6 +76,14 @@ class ClusterImages:
             data[build_id] = {"ref": ref, "digests": sorted(on_nodes[ref] | {build_id})}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+
+    def _load_one(self, ref: str) -> str | None:
+        assert self.loader is not None
+        done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            return None
+        last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
+        return f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: {last}"
 
     def digests(self, ref: str) -> frozenset[str]:
         out: set[str] = set()
