@@ -9,7 +9,7 @@ import pytest
 from k8s_support import REPO, new_platform, ns_name, wait_until
 from kubernetes import client
 
-from faultkit.authoring.leakage import find_words, giveaway_words
+from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes import KubernetesPlatform
 
