@@ -9,6 +9,7 @@ vanishes outside a rollout faultkit made counts as one restart of its slot.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # the sampler asks for instances and request counts from several threads at once
+        self.lock = threading.RLock()
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -59,6 +62,10 @@ class Ledger:
 
     def retire(self, service: str, uids: list[str]) -> None:
         """Pods that a rollout faultkit makes will replace: their going is not a restart."""
+        with self.lock:
+            self._retire(service, uids)
+
+    def _retire(self, service: str, uids: list[str]) -> None:
         data = self._load()
         svc = data.setdefault(service, {"slots": {}, "replaced": {}, "ooms": {}, "planned": []})
         svc["planned"] = sorted(set(svc["planned"]) | set(uids))
@@ -66,6 +73,11 @@ class Ledger:
 
     def observe(self, service: str, pods: list[dict[str, Any]], container: str,
                 build_of: Callable[[str], str]) -> list[Instance]:
+        with self.lock:
+            return self._observe(service, pods, container, build_of)
+
+    def _observe(self, service: str, pods: list[dict[str, Any]], container: str,
+                 build_of: Callable[[str], str]) -> list[Instance]:
         data = self._load()
         svc = data.setdefault(service, {"slots": {}, "replaced": {}, "ooms": {}, "planned": []})
         live = sorted((p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
