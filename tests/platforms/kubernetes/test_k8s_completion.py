@@ -1,6 +1,7 @@
-"""The rollout completion predicate on objects recorded from the one-node cluster (recorded/*.json,
-made by record_rollout.py during a real rollout of productcatalog), and on variations of them that
-each break one rule. The live side is in test_k8s_rollout.py."""
+"""The rollout completion predicate on objects recorded from the one-node cluster during a real
+rollout of productcatalog (recorded/*.json, written by test_k8s_rollout.py with
+FAULTKIT_RECORD_ROLLOUT=1; see recording.py), and on variations of them that each break one rule.
+The live side is in test_k8s_rollout.py."""
 
 from __future__ import annotations
 
