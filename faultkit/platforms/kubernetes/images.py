@@ -43,13 +43,15 @@ class ClusterImages:
     def _node_names(self) -> list[list[str]]:
         return [list(img.names or []) for node in self.conn.core.list_node().items for img in node.status.images or []]
 
-    def _digests_on_nodes(self, ref: str) -> set[str]:
+    def _digests_on_nodes(self, ref: str) -> set[str] | None:
+        """The repository digests the nodes know `ref` by (an empty set for an image loaded without
+        one: the kubelet then reports its config digest, the build id); None when no node has it."""
         want = normalized(ref)
         repo = want.rsplit(":", 1)[0]
-        out: set[str] = set()
+        out: set[str] | None = None
         for names in self._node_names():
             if want in names:
-                out |= {n.rsplit("@", 1)[1] for n in names if n.startswith(repo + "@")}
+                out = (out or set()) | {n.rsplit("@", 1)[1] for n in names if n.startswith(repo + "@")}
         return out
 
     def ensure(self, ref: str, build_id: str, timeout: float = 60.0) -> None:
@@ -60,7 +62,7 @@ class ClusterImages:
         one's digests as the node lists them."""
         data = self._load()
         on_nodes = {ref: self._digests_on_nodes(ref) for ref in images}
-        missing = [ref for ref in images if not on_nodes[ref]]
+        missing = [ref for ref in images if on_nodes[ref] is None]
         if missing and self.loader:
             # a few at a time: each load is mostly the engine writing and the runtime unpacking layers
             with ThreadPoolExecutor(max_workers=3) as pool:
@@ -69,11 +71,11 @@ class ClusterImages:
                 raise PlatformError(failures[0])
         deadline = time.monotonic() + timeout
         # the kubelet lists new images in the node's status within its status period (10 s by default)
-        while self.loader and not all(on_nodes.values()) and time.monotonic() < deadline:
+        while self.loader and any(v is None for v in on_nodes.values()) and time.monotonic() < deadline:
             time.sleep(1)
-            on_nodes = {ref: on_nodes[ref] or self._digests_on_nodes(ref) for ref in images}
+            on_nodes = {ref: self._digests_on_nodes(ref) if v is None else v for ref, v in on_nodes.items()}
         for ref, build_id in images.items():
-            data[build_id] = {"ref": ref, "digests": sorted(on_nodes[ref] | {build_id})}
+            data[build_id] = {"ref": ref, "digests": sorted((on_nodes[ref] or set()) | {build_id})}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
 
