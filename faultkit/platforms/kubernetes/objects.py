@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,15 @@ def deployment(conn: Connection, namespace: str, name: str) -> dict[str, Any]:
         raise api_error(f"read Deployment {name}", e) from None
 
 
+def endpoint_slices(conn: Connection, namespace: str, service: str) -> list[dict[str, Any]]:
+    """The Service's EndpointSlices as plain JSON. Read raw: the client's model refuses a slice whose
+    `endpoints` is null, which is what the controller writes for a Service with no ready pod."""
+    response = conn.discovery.list_namespaced_endpoint_slice(
+        namespace, label_selector=f"kubernetes.io/service-name={service}", _preload_content=False)
+    items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
+    return items
+
+
 def services_selecting(conn: Connection, namespace: str, pod_labels: dict[str, str]) -> list[dict[str, Any]]:
     items = conn.core.list_namespaced_service(namespace).items
     out = []
@@ -59,8 +69,7 @@ def observe(conn: Connection, namespace: str, name: str) -> Observed:
         labels = ((dep["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
         slices: list[dict[str, Any]] = []
         for svc in services_selecting(conn, namespace, labels):
-            slices += [plain(conn, s) for s in conn.discovery.list_namespaced_endpoint_slice(
-                namespace, label_selector=f"kubernetes.io/service-name={svc['metadata']['name']}").items]
+            slices += endpoint_slices(conn, namespace, svc["metadata"]["name"])
     except (ApiException, HTTPError) as e:
         raise api_error(f"observe Deployment {name} in {namespace}", e) from None
     return Observed(dep, rss, pods, slices)

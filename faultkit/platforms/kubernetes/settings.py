@@ -129,10 +129,9 @@ def _wait_slices(conn: Connection, namespace: str, name: str, timeout: float) ->
     while True:
         svc = _service(conn, namespace, name)
         want = sorted(str(p.get("targetPort", p.get("port"))) for p in svc["spec"].get("ports") or [])
-        slices = conn.discovery.list_namespaced_endpoint_slice(
-            namespace, label_selector=f"kubernetes.io/service-name={name}").items
+        slices = objects.endpoint_slices(conn, namespace, name)
         named = {str(p.get("name") or ""): p for p in svc["spec"].get("ports") or []}
-        got = sorted(str(_target(named, pt.name, pt.port)) for s in slices for pt in s.ports or [])
+        got = sorted(str(_target(named, pt.get("name"), pt.get("port"))) for s in slices for pt in s.get("ports") or [])
         if not slices or got == want or time.monotonic() > deadline:
             return
         time.sleep(0.3)
