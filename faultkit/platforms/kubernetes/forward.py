@@ -13,6 +13,7 @@ import socketserver
 import threading
 from collections.abc import Callable
 
+from kubernetes import client
 from kubernetes.stream import portforward
 
 from faultkit.platforms.kubernetes.connection import Connection
@@ -29,8 +30,10 @@ class _Handler(socketserver.BaseRequestHandler):
             return  # nothing ready behind the Service: the client sees the connection close, as it would
         pod, port = target
         try:
-            pf = portforward(self.server.conn.core.connect_get_namespaced_pod_portforward, pod,
-                             self.server.namespace, ports=str(port))
+            # an ApiClient of its own: the stream helpers swap the client's request method while they
+            # run, which would turn every other thread's API call on a shared client into a websocket
+            api = client.CoreV1Api(client.ApiClient(self.server.conn.api.configuration))
+            pf = portforward(api.connect_get_namespaced_pod_portforward, pod, self.server.namespace, ports=str(port))
             remote = pf.socket(port)
         except Exception:  # the client library raises bare exceptions for a refused upgrade
             return
