@@ -111,7 +111,7 @@ def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable
     for sl in slices:
         listed = {str((ep.get("targetRef") or {}).get("name")): bool((ep.get("conditions") or {}).get("ready"))
                   for ep in sl.get("endpoints") or []}
-        svc = (_meta(sl).get("labels") or {}).get("kubernetes.io/service-name", _meta(sl).get("name"))
+        svc = str((_meta(sl).get("labels") or {}).get("kubernetes.io/service-name", _meta(sl).get("name")))
         for pod_name in sorted(set(listed) - new_pods):
             waiting.append(f"Service {svc} still lists pod {pod_name}")
         for pod_name in sorted(new_pods):
