@@ -18,7 +18,7 @@ from typing import Any
 from faultkit.apps.descriptor import load_app
 from faultkit.apps.manifests import find_object, load_manifests
 from faultkit.catalog.model import Entry, thaw
-from faultkit.catalog.release import admitted
+from faultkit.catalog.release import Custody, admitted
 from faultkit.errors import InputError, UsageError
 from faultkit.workspace import Workspace
 
@@ -35,7 +35,7 @@ NAME_RE_MAX = 253
 
 
 @dataclass(frozen=True)
-class Unsupported:
+class NotExported:
     id: str
     action: str
     reason: str
@@ -99,18 +99,18 @@ def chaos_object(entry: Entry, workspace: Workspace, namespace: str, duration_s:
     }
 
 
-def chaos_mesh(workspace: Workspace, namespace: str = "default",
-               duration_s: float | None = None) -> tuple[list[dict[str, Any]], list[Unsupported]]:
+def chaos_mesh(workspace: Workspace, custody: Custody, namespace: str = "default",
+               duration_s: float | None = None) -> tuple[list[dict[str, Any]], list[NotExported]]:
     """(Chaos Mesh objects, direct entries with no equivalent) over the admitted catalog, by id."""
-    included, _ = admitted(workspace)
+    included, _ = admitted(workspace, custody)
     objects, skipped = [], []
-    for entry, _digest in included:
+    for entry, _digest, _signer in included:
         if entry.direct is None:
             continue
         try:
             objects.append(chaos_object(entry, workspace, namespace, duration_s))
         except KeyError as e:
-            skipped.append(Unsupported(entry.id, entry.direct.action, str(e.args[0])))
+            skipped.append(NotExported(entry.id, entry.direct.action, str(e.args[0])))
     return objects, skipped
 
 

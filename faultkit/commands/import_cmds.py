@@ -16,6 +16,7 @@ from faultkit.apps.provenance import record, verify
 from faultkit.commands import apps_cmds
 from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
+from faultkit.names import check_option, confine
 from faultkit.yamlio import atomic_write
 
 
@@ -36,7 +37,7 @@ from faultkit.yamlio import atomic_write
 @json_option
 def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source: Path | None, upstream: str | None,
                upstream_path: str, upstream_commit: str | None, sites: tuple[str, ...], dry_run: bool, force: bool,
-               as_json: bool) -> None:
+               as_json: bool) -> int:
     """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
 
     The manifests are copied beside the descriptor (manifests/) unless they are there already, or
@@ -45,6 +46,7 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
 
     Example: faultkit apps import --name boutique kubernetes-manifests.yaml
     """
+    check_option(name, "--name")
     result = import_manifests(name, list(manifests), source)
     if upstream:
         repository, sep, version = upstream.rpartition("@")
@@ -56,8 +58,10 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
     text = _descriptor_text(result)
     written = None
     if not dry_run:
-        written = _write_app(out or workspace().apps_dir / name / "app.yaml", list(manifests), text, force,
-                             copy=not upstream)
+        if out is None:
+            ws = workspace()
+            out = confine(ws.root, ws.apps_dir / name / "app.yaml", f"apps/{name}/app.yaml")
+        written = _write_app(out, list(manifests), text, force, copy=not upstream)
     if as_json:
         print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
                     "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
@@ -65,11 +69,12 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
                     "fault_control_edges": [list(e) for e in result.controls],
                     "roles": dict(result.roles),
                     "external": [{"service": s, "address": a} for s, a in result.external]})
-        return
+        return 0
     if dry_run:
         click.echo(text, nl=False)
     for line in summary(result, written):
         click.echo(line, err=dry_run)
+    return 0
 
 
 def _site(text: str) -> dict[str, str]:
@@ -118,7 +123,8 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool, copy: b
         for m in manifests:
             if m.resolve().parent != folder.resolve():
                 folder.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(m, folder / m.name)
+                # a symlink planted at the copy's name must not carry the write out of the app's folder
+                shutil.copyfile(m, confine(out.parent, folder / m.name, "manifest copy"))
     atomic_write(out, text)
     return out
 
@@ -128,7 +134,7 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool, copy: b
 @click.option("--manifests", "folder", required=True, type=click.Path(path_type=Path),
               help="The folder holding your copy of the upstream files.")
 @json_option
-def verify_cmd(app: str, folder: Path, as_json: bool) -> None:
+def verify_cmd(app: str, folder: Path, as_json: bool) -> int:
     """Check that a copy of an application's upstream files is the version its descriptor records.
 
     Example: faultkit apps verify boutique --manifests ~/src/microservices-demo/release
@@ -147,6 +153,7 @@ def verify_cmd(app: str, folder: Path, as_json: bool) -> None:
         raise InputError(f"{folder}: not {result.repository} at {result.version} "
                          f"({sum(f.status != 'ok' for f in result.files)} of {len(result.files)} files differ or are "
                          "missing); check out that version")
+    return 0
 
 
 apps_cmds.apps.add_command(import_cmd)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import click
 from rich.table import Table
@@ -11,6 +10,7 @@ from rich.table import Table
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.platforms.base import short_id
 from faultkit.platforms.local import LocalPlatform, local_platform
+from faultkit.platforms.local.status import SupervisorStatus
 
 
 def _platform() -> LocalPlatform:
@@ -46,7 +46,7 @@ platform_choice = click.option("--platform", "platform_name", type=click.Choice(
               help="kubernetes: command that puts a built image into the cluster, run as `COMMAND IMAGE` "
                    "(e.g. `kind load docker-image`); without it the cluster pulls the tags.")
 def up(app: str, replicas: int | None, timeout: float, platform_name: str, namespace: str | None, adopt: str | None,
-       kubeconfig: str | None, context: str | None, loader: str | None) -> None:
+       kubeconfig: str | None, context: str | None, loader: str | None) -> int:
     """Run an application's manifests (as local processes, or on a cluster) and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
@@ -55,7 +55,7 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader)
-        return
+        return 0
     platform = _platform()
     console(stderr=True).print(f"Bringing {app} up on the local platform...")
     started = time.time()
@@ -64,19 +64,21 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
     console().print(
         f"{app} is up: {len(status['services'])} services ready in {time.time() - started:.1f}s; entry {_entry(status)}"
     )
+    return 0
 
 
-def _entry(status: dict[str, Any]) -> str:
+def _entry(status: SupervisorStatus) -> str:
     from faultkit.apps.descriptor import load_app
 
     app = load_app(workspace(), status["app"])
-    return status["services"].get(app.entry, {}).get("endpoint") or "(none)"
+    service = status["services"].get(app.entry)
+    return (service["endpoint"] if service else None) or "(none)"
 
 
 @click.command("status")
 @platform_choice
 @json_option
-def status(platform_name: str, as_json: bool) -> None:
+def status(platform_name: str, as_json: bool) -> int:
     """Show the running application's services: instances, readiness, restarts, build, endpoint.
 
     Example: faultkit status --json
@@ -85,18 +87,18 @@ def status(platform_name: str, as_json: bool) -> None:
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.status(as_json)
-        return
+        return 0
     platform = _platform()
     if not platform.is_up():
         if as_json:
             print_json({"up": False})
         else:
             console().print("Nothing is up on the local platform.")
-        return
+        return 0
     data = platform.status()
     if as_json:
         print_json({"up": True, **data})
-        return
+        return 0
     table = Table(title=f"{data['app']} on the local platform ({data['phase']})")
     for column in ("service", "ready", "restarts", "oom", "build"):
         table.add_column(column, no_wrap=True)
@@ -113,11 +115,12 @@ def status(platform_name: str, as_json: bool) -> None:
         )
     console().print(table)
     console().print(f"memory limits: enforced; cpu limits: {data.get('cpu_limits', 'not enforced')}")
+    return 0
 
 
 @click.command("down")
 @platform_choice
-def down(platform_name: str) -> None:
+def down(platform_name: str) -> int:
     """Stop the running application: every process the local platform started, or the namespace
     the kubernetes platform created (waiting until it is gone).
 
@@ -127,15 +130,16 @@ def down(platform_name: str) -> None:
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.down()
-        return
+        return 0
     platform = _platform()
     if not platform.is_up():
         platform.down()  # still sweeps what a crashed supervisor may have left
         console().print("Nothing is up on the local platform.")
-        return
+        return 0
     app = platform.app()
     platform.down()
     console().print(f"{app} is down; every process it started has exited.")
+    return 0
 
 
 def register(group: click.Group) -> None:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
+from faultkit.names import check_option, confine
 from faultkit.schedules import document
 from faultkit.schedules.params import PRESETS, check_seed, preset
 from faultkit.schedules.plot import COLOURS
@@ -41,7 +42,7 @@ def schedule() -> None:
 def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
                injection_minutes: float | None, observation_minutes: float | None,
                ramp: float | None, release_file: Path | None, from_catalog: bool,
-               out: Path | None, as_json: bool) -> None:
+               out: Path | None, as_json: bool) -> int:
     """Draw a seeded schedule for one app and write it as JSON (faultkit/schedule/v1).
 
     Categories follow the production shares renormalised over the app's categories; arrivals
@@ -53,28 +54,37 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     """
     if release_file and from_catalog:
         raise UsageError("--release and --catalog both given; draw from one of them")
+    check_option(app, "--app")
     number = check_seed(seed)
     overrides = {"faults": faults, "injection_minutes": injection_minutes,
                  "observation_minutes": observation_minutes, "ramp": ramp}
     params = preset(preset_name, **overrides)
+    # a release file written to a given path needs no catalog repository: `ws or workspace()` below
+    # finds one only where it is needed (the other branches never run without one)
     ws = None if release_file and out else workspace()
     if from_catalog:
-        source = working_tree(ws, app)  # type: ignore[arg-type]
+        source = working_tree(ws or workspace(), app)
     else:
-        source = load_release(release_file or newest_release(ws))  # type: ignore[arg-type]
+        source = load_release(release_file or newest_release(ws or workspace()))
     doc = document.build(source, app, params, number)
     custom = "-custom" if any(v is not None for v in overrides.values()) else ""
-    path = out or ws.schedules_dir / f"{app}-{preset_name}{custom}-seed{number}.json"  # type: ignore[union-attr]
+    if out is None:
+        name = f"{app}-{preset_name}{custom}-seed{number}.json"
+        here = ws or workspace()
+        path = confine(here.root, here.schedules_dir / name, "schedule file")
+    else:
+        path = out
     document.write(doc, path)
     stats = doc["stats"]
     if as_json:
         print_json({"file": str(path), "release": doc["release"], "app": app, "seed": number,
                     "params": doc["params"], "stats": stats})
-        return
+        return 0
     console().print(
         f"{path}: {stats['injected']} faults for {app} from release {source.version}, "
         f"{stats['invocations']} invocations, mean {stats['mean_active']:.2f} active, "
-        f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws")
+        f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws", markup=False)
+    return 0
 
 
 @schedule.command("show")
@@ -82,7 +92,7 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
 @click.option("--png", type=click.Path(path_type=Path),
               help="Also plot active faults over time, by category (needs faultkit[plot]).")
 @json_option
-def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
+def show_cmd(file: Path, png: Path | None, as_json: bool) -> int:
     """Summarise a schedule: counts, category mix against its targets, concurrency, timeline.
 
     The mean is over every invocation of the run (injection and observation), counting the
@@ -98,8 +108,9 @@ def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
         write_png(doc, png)
     if as_json:
         print_json({**summary, "png": str(png) if png else None})
-        return
+        return 0
     _print_summary(doc, summary, png)
+    return 0
 
 
 def _print_summary(doc: dict, s: dict, png: Path | None) -> None:

@@ -2,13 +2,12 @@
 kind are installed: minimal CRDs written here (not the upstream files), with a structural schema
 that requires what every exported object carries (selector, mode; action where the kind has one).
 
-Needs the one-node cluster (tools/cluster/): KUBECONFIG from the environment. The cluster fixture is
-wired in at merge; until then this module is skipped when KUBECONFIG is not set, with that reason.
+Runs on the one-node cluster of tools/cluster/ through tests/cluster/conftest.py's `api` client,
+which fails with the command to run when no cluster is up.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,17 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from faultkit.catalog.chaos_mesh import API_VERSION, chaos_mesh
+from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
 
-if not os.environ.get("KUBECONFIG"):
-    pytest.skip("needs the one-node cluster (tools/cluster/): KUBECONFIG is not set", allow_module_level=True)
-
-from kubernetes import client, config  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[2]
+SHIPPED = Workspace(root=REPO, state_dir=REPO / ".faultkit")
 GROUP, VERSION = API_VERSION.split("/")
 KINDS = {"PodChaos": "podchaos", "NetworkChaos": "networkchaos", "StressChaos": "stresschaos"}
 REQUIRED = {"PodChaos": ["selector", "mode", "action"], "NetworkChaos": ["selector", "mode", "action"],
@@ -60,9 +57,9 @@ def crd(kind: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
-    config.load_kube_config()
-    ext, core = client.ApiextensionsV1Api(), client.CoreV1Api()
+def api(api: client.ApiClient) -> Iterator[tuple[client.CustomObjectsApi, str]]:
+    """Overrides conftest's `api` (the cluster's client) with the CRDs installed and a namespace."""
+    ext, core = client.ApiextensionsV1Api(api), client.CoreV1Api(api)
     made = []
     for kind in KINDS:
         name = f"{KINDS[kind]}.{GROUP}"
@@ -85,7 +82,7 @@ def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
     namespace = f"fk-chaos-{uuid.uuid4().hex[:8]}"
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
     try:
-        yield client.CustomObjectsApi(), namespace
+        yield client.CustomObjectsApi(api), namespace
     finally:
         core.delete_namespace(namespace)
         for name in made:
@@ -94,7 +91,7 @@ def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
 
 def test_api_server_accepts_every_exported_object(api):
     objects_api, namespace = api
-    objects, _ = chaos_mesh(Workspace(root=REPO, state_dir=REPO / ".faultkit"), namespace)
+    objects, _ = chaos_mesh(SHIPPED, custody(SHIPPED, ()), namespace)
     assert objects
     for obj in objects:
         plural = KINDS[obj["kind"]]
@@ -106,7 +103,7 @@ def test_api_server_accepts_every_exported_object(api):
 def test_api_server_refuses_an_object_without_a_mode(api):
     """The CRDs do validate: the acceptance above is not an API server taking anything."""
     objects_api, namespace = api
-    objects, _ = chaos_mesh(Workspace(root=REPO, state_dir=REPO / ".faultkit"), namespace)
+    objects, _ = chaos_mesh(SHIPPED, custody(SHIPPED, ()), namespace)
     broken = {**objects[0], "metadata": {**objects[0]["metadata"], "name": "fk-no-mode"},
               "spec": {k: v for k, v in objects[0]["spec"].items() if k != "mode"}}
     with pytest.raises(ApiException) as e:

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from faultkit.labels.catalog_io import admitted_entries, bundle_folder, label_fa
 from faultkit.labels.checkpoints import holds
 from faultkit.labels.core import LABELS, label_bundle, labels_text
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,8 +34,7 @@ def labelled(repo: Workspace) -> dict[str, dict[str, Any]]:
 
 def faultkit(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "FAULTKIT_ROOT"}
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          env=env, timeout=300)
+    return run_cli(*args, cwd=REPO, env=env)
 
 
 def checkpoints(labels: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,12 +124,13 @@ def test_judge_agrees_byte_for_byte_and_refuses_altered_labels(tmp_path):
     labels = json.loads((copy / LABELS).read_text())
     labels["chain"][-1]["checkpoints"][0]["value"] += 1
     (copy / LABELS).write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
-    proc = faultkit("judge", str(copy))
+    trust = ("--trust", str(REPO / "keys" / "minishop-validator.pub"))  # the copy is outside the repository's [trust]
+    proc = faultkit("judge", str(copy), *trust)
     assert proc.returncode == 1
     assert proc.stderr.startswith("Error: ") and "labels.json: differs from the labels recomputed" in proc.stderr
     assert "Traceback" not in proc.stderr
     (copy / LABELS).unlink()
-    proc = faultkit("judge", str(copy), "--json")  # no labels stored: the verdict alone is judged
+    proc = faultkit("judge", str(copy), "--json", *trust)  # no labels stored: the verdict alone is judged
     assert proc.returncode == 0 and json.loads(proc.stdout)["labels_match"] is None
 
 
@@ -158,8 +158,9 @@ def test_label_command(tmp_path):
 
 def test_incident_records_carry_the_labels_as_ground_truth(repo, labelled):
     from faultkit.catalog.export import incident_records
+    from faultkit.commands.release_cmds import custody
 
-    records = {r["fault"]: r for r in incident_records(repo)["records"]}
+    records = {r["fault"]: r for r in incident_records(repo, custody(repo, ()))["records"]}
     assert sorted(records) == sorted(labelled)
     for fault, r in records.items():
         assert r["labels"]["chain"] == labelled[fault]["chain"]

@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Target:
+class ClusterTarget:
     """Where changes go: the recorded identity of a cluster, a context and a namespace."""
 
     kubeconfig: str  # a file, or "in-cluster"
@@ -76,8 +76,8 @@ class Connection:
     def server(self) -> str:
         return str(self.api.configuration.host)
 
-    def target(self, namespace: str) -> Target:
-        return Target(self.kubeconfig, self.context, self.server, namespace)
+    def target(self, namespace: str) -> ClusterTarget:
+        return ClusterTarget(self.kubeconfig, self.context, self.server, namespace)
 
     @cached_property
     def core(self) -> client.CoreV1Api:

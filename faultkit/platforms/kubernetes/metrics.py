@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from faultkit.observe.metrics import parse_requests
+from faultkit.platforms.counters import parse_requests
 from faultkit.platforms.kubernetes.connection import Connection
 
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from faultkit.errors import PlatformError
-from faultkit.platforms.kubernetes.connection import Target
+from faultkit.platforms.kubernetes.connection import ClusterTarget
 from faultkit.yamlio import atomic_write
 
 CREATED, ADOPTED = "created", "adopted"
@@ -36,8 +36,8 @@ class Record:
     loader: str = ""  # the command that hands a built image to the cluster ("" when it pulls from a registry)
 
     @property
-    def target(self) -> Target:
-        return Target(self.kubeconfig, self.context, self.server, self.namespace)
+    def target(self) -> ClusterTarget:
+        return ClusterTarget(self.kubeconfig, self.context, self.server, self.namespace)
 
 
 class Ownership:
@@ -55,7 +55,8 @@ class Ownership:
                                 "hand") from None
         return Record(**data)
 
-    def write(self, target: Target, app: str, mode: str, uid: str, images: dict[str, str], loader: str = "") -> Record:
+    def write(self, target: ClusterTarget, app: str, mode: str, uid: str, images: dict[str, str],
+              loader: str = "") -> Record:
         rec = Record(app=app, mode=mode, namespace_uid=uid, kubeconfig=target.kubeconfig, context=target.context,
                      server=target.server, namespace=target.namespace, images=dict(images), since=time.time(),
                      loader=loader)

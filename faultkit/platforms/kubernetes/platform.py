@@ -30,9 +30,9 @@ from kubernetes.client.exceptions import ApiException
 from faultkit import errors
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import PlatformError
-from faultkit.images.builds import ImageBuilds
 from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
+from faultkit.platforms.imagebuilds import ImageBuilds
 from faultkit.platforms.kubernetes import apply, objects, settings
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
 from faultkit.platforms.kubernetes.forward import Forwards

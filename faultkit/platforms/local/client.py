@@ -223,7 +223,7 @@ class LocalPlatform:
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer)."""
-        from faultkit.observe.metrics import scrape
+        from faultkit.platforms.counters import scrape
 
         if self._scrapes is None:
             self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
