@@ -29,9 +29,12 @@ def _foreign(core: client.CoreV1Api, apps: client.AppsV1Api) -> str:
     return name
 
 
-def _fingerprint(apps: client.AppsV1Api, namespace: str) -> tuple[str, str]:
+def _fingerprint(apps: client.AppsV1Api, namespace: str) -> tuple[int, str, tuple[str, ...]]:
+    """What a change by anyone but the Deployment controller would move: the spec's generation, the
+    image, and who manages fields (the controller's own status writes bump only resourceVersion)."""
     d = apps.read_namespaced_deployment("checkout", namespace)
-    return d.metadata.resource_version, d.spec.template.spec.containers[0].image
+    managers = tuple(sorted({m.manager for m in d.metadata.managed_fields or []}))
+    return d.metadata.generation, d.spec.template.spec.containers[0].image, managers
 
 
 def test_up_down_with_real_images_leaves_a_foreign_namespace_alone(
@@ -47,19 +50,19 @@ def test_up_down_with_real_images_leaves_a_foreign_namespace_alone(
 
         p = new_platform(tmp_path / "b", kubeconfig, namespace=ns_name("up"))
         p.up("minishop", timeout=240)
-        rec = p.record()
-        insts = p.instances()
-        assert {i.service for i in insts} == {s.name for s in p.descriptor.services}
-        assert all(i.ready for i in insts), [i for i in insts if not i.ready]
-        # every pod runs the built image, known by the build id the validator records
-        built = {s: b.id for s in p.descriptor.service_names for b in p.builds(s)[-1:]}
-        assert {i.service: i.build for i in insts} == built
-        _no_giveaways(core, apps_api, rec.namespace)
-        with pytest.raises(PlatformError, match="already up"):
-            p.up("minishop")
-        assert _fingerprint(apps_api, foreign) == before
-
-        p.down()
+        try:
+            rec = p.record()
+            insts = p.instances()
+            assert {i.service for i in insts} == {s.name for s in p.descriptor.services}
+            assert all(i.ready for i in insts), [i for i in insts if not i.ready]
+            # every pod runs the image up built, known by the build id the validator records
+            assert {i.service: p.cluster_images.location_of(i.build) for i in insts} == rec.images
+            _no_giveaways(core, apps_api, rec.namespace)
+            with pytest.raises(PlatformError, match="already up"):
+                p.up("minishop")
+            assert _fingerprint(apps_api, foreign) == before
+        finally:
+            p.down()
         assert not p.is_up()
         gone = [n.metadata.name for n in core.list_namespace().items if n.metadata.name == rec.namespace]
         assert gone == [], "down returned before the namespace was gone"
