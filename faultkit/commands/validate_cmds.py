@@ -141,9 +141,12 @@ def _labels_match(bundle: Path) -> bool | None:
 
 
 @click.command("recover")
-@platform_option
-def recover_cmd(platform_name: str) -> int:
+@click.option("--platform", "platform_name", default=None, type=click.Choice(PLATFORMS),
+              help="Where the application runs (default: the platform the journal recorded, else local).")
+def recover_cmd(platform_name: str | None) -> int:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
+    The journal names the platform (and cluster, context, namespace) it was written on; recovering
+    on another one is refused.
 
     Example: faultkit recover
     """
@@ -153,6 +156,7 @@ def recover_cmd(platform_name: str) -> int:
         journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
         return 0
-    for line in recover(get_platform(platform_name, ws), journal):
+    recorded = journal.target() or {}
+    for line in recover(get_platform(platform_name or recorded.get("platform", "local"), ws), journal):
         click.echo(line)
     return 0

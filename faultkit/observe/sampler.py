@@ -13,14 +13,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import requests
 
 from faultkit.catalog.model import Probe, thaw
-from faultkit.errors import Unsupported
 from faultkit.observe.load import LoadMeter, MachineWindow
-from faultkit.observe.metrics import scrape
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
@@ -35,22 +32,10 @@ class WindowSpec:
     interval: float
 
 
-@runtime_checkable
-class InstanceEndpoints(Protocol):
-    """Where each instance of a service answers (its /metrics): not part of base.Platform yet,
-    which the kubernetes platform issue reworks; every platform that validates offers it."""
-
-    def instance_endpoints(self, service: str) -> dict[str, str]: ...
-
-
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
                  log_message: str | None = None) -> None:
-        if not isinstance(platform, InstanceEndpoints):
-            raise Unsupported(f"the {platform.name} platform cannot list instance endpoints, so it cannot be "
-                              "sampled; validate on the local platform")
         self.platform = platform
-        self.endpoints: InstanceEndpoints = platform
         self.services = services
         self.probe = probe
         self.log_message = (log_message or "").lower()
@@ -98,14 +83,15 @@ class Sampler:
     def sample(self, probe: bool = True) -> Sample:
         t = time.time()
         instances = {i.id: i for i in self.platform.instances()}
-        endpoints: dict[str, str] = {}
-        for service in self.services:
-            endpoints.update(self.endpoints.instance_endpoints(service))
-        futures = {iid: self.pool.submit(scrape, url, self.session) for iid, url in endpoints.items()}
+        # the platform chooses how to count (a direct scrape locally, the API server's pod proxy on a cluster)
+        counting = [self.pool.submit(self.platform.request_counts, service) for service in self.services]
         probing = self.pool.submit(self.run_probe) if self.probe and probe else None
+        counts: dict[str, dict[str, float] | None] = {}
+        for future in counting:
+            counts.update(future.result())
         out: dict[str, InstanceSample] = {
             iid: {"service": inst.service, "build": inst.build, "ready": inst.ready, "restarts": inst.restarts,
-                  "oom_kills": inst.oom_kills, "requests": futures[iid].result() if iid in futures else None}
+                  "oom_kills": inst.oom_kills, "requests": counts.get(iid)}
             for iid, inst in sorted(instances.items())
             if inst.service in self.services
         }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from faultkit.catalog.model import Entry
-from faultkit.errors import PlatformError
+from faultkit.errors import NotReady, PlatformError
 from faultkit.observe.load import Overloaded, over_limits
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.observe.window import Sample
@@ -100,7 +100,7 @@ class Cycles:
         self.log.begin("inject:applying")
         try:
             applied = self.change.apply(self.platform)
-        except PlatformError as err:
+        except NotReady as err:  # made, but what it rolled out never became ready: the protocol says so
             self.journal.mark(index, "applied")
             return {
                 "ok": False,
