@@ -10,7 +10,8 @@ from kubernetes import client
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.params import ValidationParams
+from faultkit.validators.pipeline import validate
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 
@@ -19,7 +20,7 @@ def test_a_config_fault_is_admitted_on_the_cluster_and_judged_alike(shop: Kubern
                                                                      apps_api: client.AppsV1Api) -> None:
     ns = shop.record().namespace
     env_before = apps_api.read_namespaced_deployment("checkout", ns).spec.template.spec.containers[0].env
-    verdict, folder = validate(shop.workspace, shop, FAULT, Params(window_s=12, interval_s=2.0, repeat=1),
+    verdict, folder = validate(shop.workspace, shop, FAULT, ValidationParams(window_s=12, interval_s=2.0, repeat=1),
                                evidence=tmp_path / "evidence", record=False)
     assert verdict["status"] == "admitted", verdict["failed_rules"]
     assert json.loads((folder / "inputs.json").read_text())["platform"] == "kubernetes"
