@@ -160,6 +160,7 @@ def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | 
     from faultkit.replay.plan import load_plan
     from faultkit.replay.runner import RunOptions, run_schedule
     from faultkit.replay.view import LiveView, quiet
+    from faultkit.validators.signals import Interrupted
 
     ws = workspace()
     plan = load_plan(ws, file)
@@ -169,12 +170,16 @@ def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | 
         raise UsageError("--interval and --budget must be above 0s")
     err = console(stderr=True)
     platform = get_platform(platform_name, ws)
-    if as_json:
-        folder, figures = run_schedule(ws, platform, plan, options, quiet, lambda _m: None)
-        print_json({"run": str(folder), **figures})
-        return
-    with LiveView(plan.name) as view:
-        folder, figures = run_schedule(ws, platform, plan, options, view.show, lambda m: err.print(m))
+    try:
+        if as_json:
+            folder, figures = run_schedule(ws, platform, plan, options, quiet, lambda _m: None)
+            print_json({"record": str(folder), **figures})
+            return
+        with LiveView(plan.name) as view:
+            folder, figures = run_schedule(ws, platform, plan, options, view.show, lambda m: err.print(m))
+    except Interrupted as stop:  # SIGTERM or --timeout: the run reverted everything and sealed its record
+        click.echo(f"Stopped ({stop}): every active fault was reverted; the record is sealed.", err=True)
+        raise SystemExit(130) from None
     _print_figures(figures, folder)
 
 
