@@ -37,7 +37,19 @@ def validator(name: str) -> Any:
     """jsonschema's validator, imported only when a document needs explaining (it is slow to import)."""
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(json.loads(schema_text(name)))
+    return Draft202012Validator(_anchored(json.loads(schema_text(name))))
+
+
+def _anchored(node: Any) -> Any:
+    """The schema with every pattern's final `$` read as end of text. The published schemas are
+    ECMA-262 regexes, where `$` is the end; Python's `re` (which jsonschema uses) also lets `$` match
+    before a trailing newline, so an id "x-y-z\\n" would pass and become a file name."""
+    if isinstance(node, dict):
+        return {k: (v[:-1] + "\\Z" if k == "pattern" and isinstance(v, str) and v.endswith("$")
+                    and not v.endswith("\\$") else _anchored(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_anchored(v) for v in node]
+    return node
 
 
 @cache
@@ -93,8 +105,11 @@ def check_document(located: Located, schema: str) -> list[Problem]:
     ]
     if not problems and _fast(schema)(located.data):
         return []
+    before = len(problems)
     for error in sorted(validator(schema).iter_errors(located.data), key=lambda e: list(map(str, e.absolute_path))):
         problems.extend(_explain(error, located))
+    if len(problems) == before and not _fast(schema)(located.data):  # the two validators must never disagree
+        problems.append(Problem("(document)", 1, f"does not match the {schema} schema"))
     return problems
 
 

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from faultkit.errors import InputError
+from faultkit.safeio import read_bytes
 
 # A catalog entry is a few kilobytes; anything this large is a mistake, not an entry.
 MAX_BYTES = 1024 * 1024
+# Deeper than any entry, descriptor or bundle, far shallower than the C stack or Python's recursion limit.
+MAX_DEPTH = 64
+# Values in one document once aliases are expanded: a billion laughs stops here, in milliseconds.
+MAX_NODES = 200_000
+MAX_INT = 2**63 - 1
+# plain scalars YAML 1.1 would read as integers too long for 64 bits (Python refuses beyond 4,300 digits)
+_LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{65,}|0[oO]?[0-7_]{23,})")
 
 Pointer = tuple[str | int, ...]
 
@@ -76,15 +87,8 @@ class Located:
 
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
-    """The file's text, or an InputError naming what is wrong with it."""
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder, expected a file")
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise InputError(f"{path}: {size} bytes is too large (limit {max_bytes}); is this the right file?")
-    raw = path.read_bytes()
+    """The file's text (read_bytes, then UTF-8 without NUL), or an InputError naming what is wrong."""
+    raw = read_bytes(path, max_bytes)
     if b"\0" in raw:
         raise InputError(f"{path}: is a binary file, expected UTF-8 text")
     try:
@@ -93,20 +97,123 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
         raise InputError(f"{path}: byte {e.start} is not UTF-8; save the file as UTF-8") from None
 
 
+def check_events(text: str, where: str) -> None:
+    """Refuse, before anything is built, YAML that would exhaust the stack or the memory.
+
+    libyaml's event parser keeps its own heap stacks, so walking its events is safe and cheap (a
+    third of a load) even where composing would crash: nesting beyond MAX_DEPTH (100,000 brackets
+    segfault the C composer), aliases expanding beyond MAX_NODES (a billion laughs), and `<<`
+    merge keys (which splice values in where no line says so).
+    """
+    depth = 0
+    nodes = 0
+    sizes: dict[str, int] = {}
+    # per open collection: [nodes inside it, anchor, is-mapping, next scalar is a key]
+    stack: list[list[Any]] = []
+    try:
+        for ev in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(ev, yaml.DocumentStartEvent):  # limits and anchors are per document
+                nodes, sizes = 0, {}
+            if isinstance(ev, yaml.CollectionStartEvent | yaml.ScalarEvent | yaml.AliasEvent):
+                key_pos = bool(stack) and stack[-1][2] and stack[-1][3]
+                if stack and stack[-1][2]:
+                    stack[-1][3] = not stack[-1][3]
+                if isinstance(ev, yaml.AliasEvent):
+                    grow = sizes.get(ev.anchor or "", 1)
+                elif isinstance(ev, yaml.ScalarEvent):
+                    grow = 1
+                    merge = ev.value == "<<" and not ev.style and ev.tag in (None, "tag:yaml.org,2002:merge")
+                    if key_pos and merge:
+                        raise _Refused(ev, "a '<<' merge key; write the values out in full")
+                    if not ev.style and _LONG_INT.fullmatch(ev.value):
+                        raise _Refused(ev, "an integer beyond 64 bits; write a smaller number")
+                    if ev.anchor:
+                        sizes[ev.anchor] = 1
+                else:
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise _Refused(ev, f"nesting deeper than {MAX_DEPTH} levels")
+                    stack.append([1, ev.anchor, isinstance(ev, yaml.MappingStartEvent), True])
+                    continue
+                nodes += grow
+                if stack:
+                    stack[-1][0] += grow
+                if nodes > MAX_NODES:
+                    raise _Refused(ev, f"more than {MAX_NODES} values once aliases are expanded")
+            elif isinstance(ev, yaml.CollectionEndEvent):
+                depth -= 1
+                size, anchor, _, _ = stack.pop()
+                if anchor:
+                    sizes[anchor] = size
+                nodes += 1
+                if stack:
+                    stack[-1][0] += size
+    except _Refused as e:
+        raise InputError(f"{where}:{e.line}: refused: {e.problem}") from None
+    except yaml.YAMLError as e:
+        raise _yaml_error(e, where) from None
+
+
+class _Refused(Exception):
+    def __init__(self, event: yaml.Event, problem: str) -> None:
+        super().__init__(problem)
+        self.line = event.start_mark.line + 1 if event.start_mark else 1
+        self.problem = problem
+
+
+def _yaml_error(e: yaml.YAMLError, where: str) -> InputError:
+    mark = getattr(e, "problem_mark", None)
+    at = f"{where}:{mark.line + 1}" if mark else where
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    return InputError(f"{at}: malformed YAML: {problem}")
+
+
+def check_plain(data: Any, where: str, line: Callable[[Pointer], int] = lambda _: 1) -> None:
+    """Refuse values JSON cannot carry faithfully: non-string keys, non-finite or huge numbers,
+    and YAML's extra types (dates, binary, sets). The walk is iterative: depth is bounded already."""
+    todo: list[tuple[Pointer, Any]] = [((), data)]
+    while todo:
+        path, value = todo.pop()
+        problem = _plain_problem(value)
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    problem = f"key {k!r} is a {type(k).__name__}; keys must be strings (quote it)"
+                    break
+                todo.append(((*path, k), v))
+        elif isinstance(value, list):
+            todo.extend(((*path, i), v) for i, v in enumerate(value))
+        if problem:
+            shown = ".".join(map(str, path)) or "(document)"
+            raise InputError(f"{where}:{line(path)}: {shown}: {problem}")
+
+
+def _plain_problem(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None or isinstance(value, str | dict | list):
+        return None
+    if isinstance(value, int):
+        return None if -MAX_INT <= value <= MAX_INT else "an integer beyond 64 bits; write a smaller number"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a finite number; write a number"
+    return f"a {type(value).__name__} value; quote it to make it a string"
+
+
 def load_located(path: Path, max_bytes: int = MAX_BYTES) -> Located:
     """Parse one YAML document; errors name the file and line."""
     text = read_text(path, max_bytes)
+    check_events(text, str(path))
     loader = _DupLoader(text)
     try:
         data = loader.get_single_data()
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise InputError(f"{where}: malformed YAML: {problem}") from None
+        raise _yaml_error(e, str(path)) from None
+    except (ValueError, OverflowError) as e:  # a value PyYAML's constructors cannot build
+        raise InputError(f"{path}: a value cannot be read ({e}); write plain strings and numbers") from None
     finally:
         loader.dispose()
-    return Located(data, text, bool(loader.duplicates))
+    located = Located(data, text, bool(loader.duplicates))
+    check_plain(data, str(path), located.line)
+    return located
 
 
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: Pointer, lines: dict, dups: list) -> Any:
@@ -154,4 +261,4 @@ def dump_yaml(data: Any) -> str:
 
 def canonical_json(data: Any) -> str:
     """The one JSON spelling faultkit digests and compares: sorted keys, no spaces, UTF-8."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

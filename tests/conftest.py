@@ -20,6 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test touches the repository's own .faultkit state or a running platform of the user's."""
     monkeypatch.setenv("FAULTKIT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    # the validator signs bundles with a per-user key made on first use: a temporary one here, never ~/.config
+    monkeypatch.setenv("FAULTKIT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("FAULTKIT_KEY", raising=False)
     monkeypatch.delenv("FAULTKIT_ROOT", raising=False)
 
 

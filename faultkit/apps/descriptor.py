@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import InputError
+from faultkit.names import check_name
 from faultkit.schema import check_document
 from faultkit.workspace import Workspace
 from faultkit.yamlio import load_located
@@ -151,6 +152,7 @@ def app_names(workspace: Workspace) -> list[str]:
 
 
 def load_app(workspace: Workspace, name: str) -> AppDescriptor:
+    check_name(name, "app")
     path = workspace.apps_dir / name / "app.yaml"
     if not path.is_file():
         raise InputError(

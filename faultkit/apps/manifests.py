@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from faultkit.errors import InputError
-from faultkit.yamlio import read_text
+from faultkit.yamlio import check_events, read_text
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -40,6 +40,7 @@ def load_manifests(folder: Path) -> list[Doc]:
 
 def load_manifest_file(path: Path) -> list[Doc]:
     text = read_text(path, max_bytes=16 * 1024 * 1024)
+    check_events(text, str(path))  # alias bombs and deep nesting, before the pure-Python composer sees them
     docs: list[Doc] = []
     try:
         for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
@@ -47,13 +48,56 @@ def load_manifest_file(path: Path) -> list[Doc]:
                 continue
             body = yaml.SafeLoader("").construct_document(node)
             if isinstance(body, dict) and body.get("kind"):
-                name = str((body.get("metadata") or {}).get("name", ""))
+                problem = shape_problem(body, SHAPE)
+                if problem:
+                    raise InputError(f"{path}:{node.start_mark.line + 1}: {problem}; is this a Kubernetes manifest?")
+                metadata = body.get("metadata")
+                name = str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
                 docs.append(Doc(str(body["kind"]), name, body, path, node.start_mark.line + 1))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise InputError(f"{where}: malformed YAML: {getattr(e, 'problem', None) or e}") from None
     return docs
+
+
+# The parts of a Kubernetes object faultkit reads, with the type each must have where present: a
+# manifest from a pull request is checked against it once, so no reader meets a list where it
+# expects a mapping. A dict is a nested mapping, a one-item list a list of such items.
+_SCALAR = (str, int, float, bool)
+_CONTAINER = {"name": _SCALAR, "image": _SCALAR, "env": [{"name": _SCALAR, "value": _SCALAR + (type(None),),
+                                                           "valueFrom": dict}],
+              "ports": [{"containerPort": _SCALAR, "name": _SCALAR}], "envFrom": [dict], "args": list,
+              "command": list, "resources": {"limits": dict, "requests": dict}}
+_META = {"name": _SCALAR, "namespace": _SCALAR, "labels": dict, "annotations": dict}
+SHAPE: dict[str, Any] = {
+    "kind": _SCALAR,
+    "metadata": _META,
+    "spec": {"template": {"metadata": _META, "spec": {"containers": [_CONTAINER], "initContainers": [_CONTAINER]}},
+             "selector": dict, "ports": [{"port": _SCALAR, "name": _SCALAR, "targetPort": _SCALAR}],
+             "type": _SCALAR, "clusterIP": _SCALAR, "replicas": _SCALAR},
+    "items": [dict],
+}
+
+
+def shape_problem(value: Any, shape: Any, where: str = "") -> str | None:
+    """Where `value` departs from `shape` (see SHAPE); None when it does not."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return f"{where or '(object)'} should be a mapping, found {type(value).__name__}"
+        for key, inner in shape.items():
+            if key in value and value[key] is not None:
+                found = shape_problem(value[key], inner, f"{where}.{key}" if where else key)
+                if found:
+                    return found
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{where} should be a list, found {type(value).__name__}"
+        return next((p for i, v in enumerate(value) if (p := shape_problem(v, shape[0], f"{where}[{i}]"))), None)
+    if not isinstance(value, shape):
+        return f"{where} should not be a {type(value).__name__}"
+    return None
 
 
 def find_object(docs: list[Doc], kind: str, name: str) -> Doc:

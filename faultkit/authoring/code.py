@@ -33,6 +33,7 @@ from faultkit.authoring.common import (
 from faultkit.catalog.placeholders import todo_paths
 from faultkit.catalog.rules.leakage import Leak, giveaway_words, patch_leaks
 from faultkit.errors import InputError, UsageError
+from faultkit.names import confine
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
 
@@ -259,8 +260,8 @@ def finish(ws: Workspace, entry_id: str) -> Finished:
     added = added_lines(diff)
     marker = choose_marker(added, original_text(session))
     leaks = tuple(patch_leaks(files, added, giveaway_words(ws.root)))
-    patch = ws.patches_dir / app.name / f"{entry_id}.diff"
-    target = entry_path(ws, app.name, entry_id)
+    target = entry_path(ws, app.name, entry_id)  # checks both names and confines the path
+    patch = confine(ws.root, ws.patches_dir / app.name / f"{entry_id}.diff", "patch file")
     data = scaffold(app, session, files, diff, marker)
     text = render(data)
     if target.exists():

@@ -11,12 +11,16 @@ from faultkit.catalog.lint import discover, load_entry_file
 from faultkit.catalog.model import FORMAT, Entry
 from faultkit.catalog.placeholders import EFFECT_TODO, is_todo, todo, todo_paths  # noqa: F401
 from faultkit.errors import InputError
+from faultkit.names import check_name, confine
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,79}$")
+ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{2,79}")  # fullmatch: `$` would admit a trailing newline
+
+
 def check_id(entry_id: str) -> str:
-    if not ID_RE.match(entry_id):
+    check_name(entry_id, "id")
+    if not ID_RE.fullmatch(entry_id):
         raise InputError(f"id {entry_id!r}: use 3 to 80 lowercase letters, digits and dashes, starting with a "
                          "letter or digit (e.g. minishop-cart-totals)")
     return entry_id
@@ -29,7 +33,8 @@ def slug(*parts: str) -> str:
 
 
 def entry_path(ws: Workspace, app: str, entry_id: str) -> Path:
-    return ws.catalog_dir / app / f"{entry_id}.yaml"
+    path = ws.catalog_dir / check_name(app, "app") / f"{check_name(entry_id, 'id')}.yaml"
+    return confine(ws.root, path, "entry file")
 
 
 def free_id(ws: Workspace, app: str, base: str, taken: set[str] = frozenset()) -> str:  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from typing import Any
 from faultkit.apps.descriptor import load_app
 from faultkit.apps.manifests import find_object, load_manifests
 from faultkit.catalog.model import Entry, thaw
-from faultkit.catalog.release import admitted
+from faultkit.catalog.release import Custody, admitted
 from faultkit.errors import InputError, UsageError
 from faultkit.workspace import Workspace
 
@@ -99,12 +99,12 @@ def chaos_object(entry: Entry, workspace: Workspace, namespace: str, duration_s:
     }
 
 
-def chaos_mesh(workspace: Workspace, namespace: str = "default",
+def chaos_mesh(workspace: Workspace, custody: Custody, namespace: str = "default",
                duration_s: float | None = None) -> tuple[list[dict[str, Any]], list[Unsupported]]:
     """(Chaos Mesh objects, direct entries with no equivalent) over the admitted catalog, by id."""
-    included, _ = admitted(workspace)
+    included, _ = admitted(workspace, custody)
     objects, skipped = [], []
-    for entry, _digest in included:
+    for entry, _digest, _signer in included:
         if entry.direct is None:
             continue
         try:

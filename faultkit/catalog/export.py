@@ -22,10 +22,10 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
-from faultkit.catalog.release import admitted, stored_labels
+from faultkit.catalog.release import Custody, admitted, stored_labels
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError
-from faultkit.validators.bundle import read_json
+from faultkit.evidence import read_json
 from faultkit.workspace import Workspace
 
 FORMAT = "faultkit/incident-records/v1"
@@ -290,7 +290,7 @@ def _timeline(entry: Entry, windows: Windows | None, before: Rates | None, after
     return events
 
 
-def incident_records(workspace: Workspace) -> dict[str, Any]:
-    included, _ = admitted(workspace)
-    apps = {name: load_app(workspace, name) for name in sorted({e.app for e, _ in included})}
-    return {"format": FORMAT, "records": [record(workspace, e, apps[e.app], digest) for e, digest in included]}
+def incident_records(workspace: Workspace, custody: Custody) -> dict[str, Any]:
+    included, _ = admitted(workspace, custody)
+    apps = {name: load_app(workspace, name) for name in sorted({e.app for e, _, _ in included})}
+    return {"format": FORMAT, "records": [record(workspace, e, apps[e.app], digest) for e, digest, _ in included]}

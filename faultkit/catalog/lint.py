@@ -20,6 +20,7 @@ from faultkit.catalog.rules.files import discover, display
 from faultkit.catalog.rules.invariants import CATALOG_RULES
 from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
 from faultkit.errors import FaultkitError
+from faultkit.safeio import read_bytes
 from faultkit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -125,9 +126,9 @@ class Linter:
         if self.pack is None:
             return name, self._fresh(path)
         try:
-            content = path.read_bytes()
-        except OSError:
-            return name, self._fresh(path)  # missing or a folder: the loader says so, nothing to cache
+            content = read_bytes(path)  # never a FIFO or a device: those would hang the read
+        except FaultkitError:
+            return name, self._fresh(path)  # missing, a folder, not regular: the loader says so, nothing to cache
         key = file_key(self.pack.env, name, content)
         hit = self.pack.get(key)
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -168,17 +168,19 @@ def thaw(value: Any) -> Any:
 
 def entry_from_data(d: dict[str, Any]) -> Entry:
     """Build an Entry from data that already passed the schema."""
-    opt = lambda key, cls: cls(**_kw(d[key])) if d.get(key) is not None else None  # noqa: E731
+    opt = lambda key, cls: cls(**_kw(d[key], cls)) if d.get(key) is not None else None  # noqa: E731
     return Entry(
         id=d["id"], app=d["app"], title=d["title"], mechanism=d["mechanism"], category=d["category"],
-        level=d["level"], target=Target(**d["target"]), scope=tuple(d["scope"]),
-        artifact=Artifact(**_kw(d["artifact"])), probe=Probe(**_kw(d["probe"])),
-        artifact_check=ArtifactCheck(**d["artifact_check"]), effect=d["effect"],
-        evidence=Evidence(**_kw(d["evidence"])), recovery=d["recovery"],
+        level=d["level"], target=Target(**_kw(d["target"], Target)), scope=tuple(d["scope"]),
+        artifact=Artifact(**_kw(d["artifact"], Artifact)), probe=Probe(**_kw(d["probe"], Probe)),
+        artifact_check=ArtifactCheck(**_kw(d["artifact_check"], ArtifactCheck)), effect=d["effect"],
+        evidence=Evidence(**_kw(d["evidence"], Evidence)), recovery=d["recovery"],
         code=opt("code", CodeChange), config=opt("config", ConfigChange), direct=opt("direct", DirectAction),
         log=opt("log", LogSignature), validation=opt("validation", Validation), raw=_freeze(d),
     )
 
 
-def _kw(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: _freeze(v) for k, v in d.items()}
+def _kw(d: dict[str, Any], cls: type) -> dict[str, Any]:
+    """The record's fields; unknown keys are lint warnings, so they must not stop the load."""
+    known = {f.name for f in fields(cls)}
+    return {k: _freeze(v) for k, v in d.items() if k in known}

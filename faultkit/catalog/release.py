@@ -1,9 +1,15 @@
 """`catalog build`: the published release of the admitted catalog.
 
-A release holds every entry whose admitting verdict is still current (the entry and its patch have
-not changed since, and the evidence bundle, where present, still verifies), the alias table the
-benchmark's localization scorer matches against, counts, bundle digests, and the entries left out
-with the reason. The same inputs give the same bytes: no clock is read here.
+A release holds every entry whose admitting verdict is still current, the alias table the
+benchmark's localization scorer matches against, counts, bundle digests and signers, and the
+entries left out with the reason. The same inputs give the same bytes: no clock is read here.
+
+Chain of custody: an entry is admitted only on evidence. Its bundle must exist, verify against its
+manifest, carry the digest the entry records, be signed by a trusted validator key, hold in its
+sealed inputs exactly this entry and this patch (compared as content: a digest the author can
+recompute proves nothing), and judge again, from its own files, to the admission it records. The
+judge is passed in (Custody.judge) by the command layer: it lives with the validator, and the
+catalog package must not import validators (validators import the catalog).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,15 +29,29 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import CATEGORIES
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.validators.bundle import LABELS, read_json, read_verdict, verify_bundle
+from faultkit.evidence import LABELS, check_trusted, dumps, read_bytes, read_json, read_object, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, canonical_json
 
 FORMAT = "faultkit/release/v1"
-VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
+VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")  # fullmatch: `$` would admit a newline
 
 # Why an entry is left out of a release; the schema lists the same words.
-REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch")
+REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch", "no-evidence", "untrusted")
+
+Judge = Callable[[Path], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Custody:
+    """What admitting on evidence needs: the judge that recomputes a bundle's verdict from its files,
+    and the fingerprints of the validator keys whose signatures are trusted."""
+
+    judge: Judge
+    trusted: frozenset[str]
+    # the labels.json text a bundle's files give (labels are derived, outside the seal): a stored one
+    # that differs was altered; None skips the check (the labeller lives in faultkit.labels)
+    relabel: Callable[[Path], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,40 +95,77 @@ def entry_digest(entry: Entry) -> str:
     return entry.digest()
 
 
-def check_bundle(workspace: Workspace, entry: Entry, file: str) -> str:
-    """The verified digest of the entry's bundle; the recorded one when the folder is not here.
+def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody) -> tuple[State, str, str]:
+    """(state, bundle digest, signer) of the entry's evidence.
 
-    A bundle that is present but does not match its verdict is an error, not an exclusion: a
-    release must never be published on evidence that was altered after the verdict.
+    Evidence that is missing, untrusted, or holds another entry or patch leaves the entry out with
+    the reason. A bundle that no longer matches its manifest, its recorded digest or its own verdict
+    is an error, not an exclusion: a release must never be published beside altered evidence.
     """
     v = entry.validation
     assert v is not None
     if not v.bundle:
-        return v.bundle_digest
+        return State("no-evidence", "the verdict names no evidence bundle; validate it again"), "", ""
     try:
         folder = safe_path(workspace.root, v.bundle, "validation.bundle")
     except InputError as e:
-        raise InputError(f"{file}: {e}") from None
+        return State("no-evidence", str(e)), "", ""
     if not folder.is_dir():
-        return v.bundle_digest
+        return State("no-evidence", f"{v.bundle} does not exist; restore the bundle or validate again"), "", ""
     try:
         digest = verify_bundle(folder)
-        verdict = read_verdict(folder)
     except InputError as e:
-        raise InputError(
-            f"{file}: validation.bundle: {e}; restore the bundle or validate again"
-        ) from None
+        raise InputError(f"{file}: validation.bundle: {e}; restore the bundle or validate again") from None
     if digest != v.bundle_digest:
         raise InputError(
             f"{file}: validation.bundle: {v.bundle} has digest {digest}, the verdict recorded "
             f"{v.bundle_digest}; restore the bundle or validate again"
         )
+    try:
+        signer = check_trusted(folder, custody.trusted)
+    except InputError as e:
+        return State("untrusted", str(e)), digest, ""
+    mismatch = _inputs_mismatch(workspace, entry, folder)
+    if mismatch:
+        return mismatch, digest, signer
+    try:
+        verdict = custody.judge(folder)
+        recorded = read_bytes(folder, "verdict.json")
+    except InputError as e:
+        raise InputError(f"{file}: validation.bundle: {e}") from None
+    if dumps(verdict).encode() != recorded:
+        raise InputError(f"{file}: validation.bundle: {v.bundle}: judged again, its files give a verdict other than "
+                         "the one it records; validate it again")
     if verdict.get("fault") != entry.id or verdict.get("status") != "admitted":
         raise InputError(
             f"{file}: validation.bundle: {v.bundle} holds verdict {verdict.get('status')!r} for "
             f"{verdict.get('fault')!r}, not an admission of {entry.id!r}"
         )
-    return digest
+    labels = folder / LABELS
+    if custody.relabel and labels.exists() and read_bytes(folder, LABELS) != custody.relabel(folder).encode():
+        raise InputError(f"{file}: validation.bundle: {v.bundle}/{LABELS} differs from the labels its files give; "
+                         f"run `faultkit label {entry.id} --write`")
+    return State("admitted"), digest, signer
+
+
+def _inputs_mismatch(workspace: Workspace, entry: Entry, folder: Path) -> State | None:
+    """Why the bundle's sealed inputs are not this entry and this patch; None when they are."""
+    inputs = read_object(folder, "inputs.json")
+    sealed = inputs.get("entry")
+    body = {k: thaw(v) for k, v in entry.raw.items() if k != "validation"}
+    if sealed != body:
+        keys = sorted(set(body) | set(sealed if isinstance(sealed, dict) else {}))
+        where = next((k for k in keys if not isinstance(sealed, dict) or sealed.get(k) != body.get(k)), "(entry)")
+        return State("stale-entry", f"{where} differs from the entry its bundle validated; validate it again")
+    if entry.code:
+        current = safe_path(workspace.root, entry.code.patch, "code.patch").read_bytes()
+        try:
+            validated = read_bytes(folder, "patch.diff")
+        except InputError:
+            validated = None
+        if validated != current:
+            return State("stale-patch", f"{entry.code.patch} is not the patch its bundle validated; validate it again")
+    return None
 
 
 def candidates(workspace: Workspace) -> list[Candidate]:
@@ -124,9 +182,9 @@ def candidates(workspace: Workspace) -> list[Candidate]:
     return out
 
 
-def admitted(workspace: Workspace) -> tuple[list[tuple[Entry, str]], list[dict[str, str]]]:
-    """(entries admitted now with their bundle digest, excluded [{id, reason, detail}]), by id."""
-    included: list[tuple[Entry, str]] = []
+def admitted(workspace: Workspace, custody: Custody) -> tuple[list[tuple[Entry, str, str]], list[dict[str, str]]]:
+    """(entries admitted now with their bundle digest and signer, excluded [{id, reason, detail}]), by id."""
+    included: list[tuple[Entry, str, str]] = []
     excluded: list[dict[str, str]] = []
     for c in candidates(workspace):
         if c.entry is None or c.errors:
@@ -139,7 +197,11 @@ def admitted(workspace: Workspace) -> tuple[list[tuple[Entry, str]], list[dict[s
         if state.status != "admitted":
             excluded.append({"id": c.entry.id, "reason": state.status, "detail": state.detail})
             continue
-        included.append((c.entry, check_bundle(workspace, c.entry, c.file)))
+        state, digest, signer = check_bundle(workspace, c.entry, c.file, custody)
+        if state.status != "admitted":
+            excluded.append({"id": c.entry.id, "reason": state.status, "detail": state.detail})
+            continue
+        included.append((c.entry, digest, signer))
     included.sort(key=lambda pair: pair[0].id)
     excluded.sort(key=lambda x: (x["id"], x["reason"]))
     return included, excluded
@@ -186,14 +248,14 @@ def default_version(entries: list[Entry], body_digest: str) -> str:
     return f"{day[:4]}.{day[4:6]}.{day[6:]}-{body_digest.removeprefix('sha256:')[:8]}"
 
 
-def build_release(workspace: Workspace, version: str | None = None) -> dict[str, Any]:
+def build_release(workspace: Workspace, custody: Custody, version: str | None = None) -> dict[str, Any]:
     """The release as data, its digest computed; nothing is written."""
-    if version is not None and not VERSION_RE.match(version):
+    if version is not None and (not VERSION_RE.fullmatch(version) or ".." in version):
         raise UsageError(
             f"--version {version!r}: use letters, digits and . + _ - (it names the file)"
         )
-    included, excluded = admitted(workspace)
-    entries = [e for e, _ in included]
+    included, excluded = admitted(workspace, custody)
+    entries = [e for e, _, _ in included]
     apps = {name: load_app(workspace, name) for name in sorted({e.app for e in entries})}
     release: dict[str, Any] = {
         "schema": FORMAT,
@@ -201,8 +263,9 @@ def build_release(workspace: Workspace, version: str | None = None) -> dict[str,
         "entries": [thaw(e.raw) for e in entries],
         "aliases": {e.id: alias_row(e, apps[e.app]) for e in entries},
         "counts": counts(entries, apps),
-        "bundles": {e.id: digest for e, digest in included},
-        "labels": {e.id: lab for e, digest in included if (lab := stored_labels(workspace, e, digest))},
+        "bundles": {e.id: digest for e, digest, _ in included},
+        "signers": {e.id: signer for e, _, signer in included},
+        "labels": {e.id: lab for e, digest, _ in included if (lab := stored_labels(workspace, e, digest))},
         "excluded": excluded,
     }
     release["version"] = version or default_version(entries, _digest(release))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from faultkit.apps.descriptor import load_app
 from faultkit.authoring import code as code_fault
@@ -85,7 +86,7 @@ def _finish(ws: Workspace, entry_id: str, as_json: bool) -> None:
         click.echo(f"Kept the existing entry; check that code.marker still names text the patch adds "
                    f"(suggested: {done.marker!r})")
     for leak in done.leaks:
-        console(stderr=True).print(f"[yellow]warning[/yellow] {leak.message()}", markup=True)
+        console(stderr=True).print(f"[yellow]warning[/yellow] {escape(leak.message())}", markup=True)
 
 
 @author.command("config")
@@ -152,7 +153,7 @@ def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, not
         if line:
             click.echo(line, err=dry_run)
     for leak in title_leaks(ws.root, data["title"]):
-        console(stderr=True).print(f"[yellow]warning[/yellow] {leak.message()}", markup=True)
+        console(stderr=True).print(f"[yellow]warning[/yellow] {escape(leak.message())}", markup=True)
 
 
 @author.command("candidates")

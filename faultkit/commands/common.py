@@ -24,9 +24,11 @@ def workspace() -> Workspace:
 
 
 def console(stderr: bool = False) -> Console:
+    """Markup is off: ids, paths and messages come from pull requests, and `[/red]` in one must be
+    printed as text, not crash rich. Styled text is built with rich.text.Text or escape()."""
     from rich.console import Console  # imported when a command renders with it: lint does not (issue 20)
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_json(data: Any) -> None:

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.catalog_cmds import register_evidence_rule
@@ -92,14 +94,14 @@ def _render(result: GateResult) -> None:
     for col in ("entry", "why", "lint", "validation", "recorded verdict", "result"):
         table.add_column(col)
     for c in result.cases:
-        lint_cell = f"[red]{len(c.errors)} errors[/red]" if c.errors else "ok"
-        verdict = "[green]pass[/green]" if c.passed else "[red]rejected[/red]"
+        lint_cell = Text(f"{len(c.errors)} errors", style="red") if c.errors else "ok"
+        verdict = Text("pass", style="green") if c.passed else Text("rejected", style="red")
         table.add_row(c.id, c.why, lint_cell, c.validation, c.recorded or "-", verdict)
     if result.cases:
         out.print(table)
     for c in result.cases:
         if not c.passed:
-            out.print(f"[red]{c.id}[/red]\n{failure_text(c)}", markup=True, highlight=False)
+            out.print(f"[red]{escape(c.id)}[/red]\n{escape(failure_text(c))}", markup=True, highlight=False)
     for note in result.notes:
         out.print(f"note: {note}", markup=False)
     rejected = sum(not c.passed for c in result.cases)

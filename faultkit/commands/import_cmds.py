@@ -16,6 +16,7 @@ from faultkit.apps.provenance import record, verify
 from faultkit.commands import apps_cmds
 from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
+from faultkit.names import check_option, confine
 from faultkit.yamlio import atomic_write
 
 
@@ -45,6 +46,7 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
 
     Example: faultkit apps import --name boutique kubernetes-manifests.yaml
     """
+    check_option(name, "--name")
     result = import_manifests(name, list(manifests), source)
     if upstream:
         repository, sep, version = upstream.rpartition("@")
@@ -56,8 +58,10 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
     text = _descriptor_text(result)
     written = None
     if not dry_run:
-        written = _write_app(out or workspace().apps_dir / name / "app.yaml", list(manifests), text, force,
-                             copy=not upstream)
+        if out is None:
+            ws = workspace()
+            out = confine(ws.root, ws.apps_dir / name / "app.yaml", f"apps/{name}/app.yaml")
+        written = _write_app(out, list(manifests), text, force, copy=not upstream)
     if as_json:
         print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
                     "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
@@ -118,7 +122,8 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool, copy: b
         for m in manifests:
             if m.resolve().parent != folder.resolve():
                 folder.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(m, folder / m.name)
+                # a symlink planted at the copy's name must not carry the write out of the app's folder
+                shutil.copyfile(m, confine(out.parent, folder / m.name, "manifest copy"))
     atomic_write(out, text)
     return out
 

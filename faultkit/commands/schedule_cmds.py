@@ -11,6 +11,7 @@ from rich.text import Text
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
+from faultkit.names import check_option, confine
 from faultkit.replay import DEFAULT_LATENCY_MS
 from faultkit.schedules import document
 from faultkit.schedules.params import PRESETS, check_seed, preset
@@ -55,6 +56,7 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     """
     if release_file and from_catalog:
         raise UsageError("--release and --catalog both given; draw from one of them")
+    check_option(app, "--app")
     number = check_seed(seed)
     overrides = {"faults": faults, "injection_minutes": injection_minutes,
                  "observation_minutes": observation_minutes, "ramp": ramp}
@@ -66,7 +68,11 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
         source = load_release(release_file or newest_release(ws))  # type: ignore[arg-type]
     doc = document.build(source, app, params, number)
     custom = "-custom" if any(v is not None for v in overrides.values()) else ""
-    path = out or ws.schedules_dir / f"{app}-{preset_name}{custom}-seed{number}.json"  # type: ignore[union-attr]
+    if out is None:
+        name = f"{app}-{preset_name}{custom}-seed{number}.json"
+        path = confine(ws.root, ws.schedules_dir / name, "schedule file")  # type: ignore[union-attr]
+    else:
+        path = out
     document.write(doc, path)
     stats = doc["stats"]
     if as_json:
@@ -76,7 +82,7 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     console().print(
         f"{path}: {stats['injected']} faults for {app} from release {source.version}, "
         f"{stats['invocations']} invocations, mean {stats['mean_active']:.2f} active, "
-        f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws")
+        f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws", markup=False)
 
 
 @schedule.command("show")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import InputError, UsageError
+from faultkit.evidence import check_trusted
+from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
@@ -17,6 +21,7 @@ from faultkit.validators.judge import Verdict, verify_and_judge
 from faultkit.validators.params import Params
 from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import is_screening_criterion
+from faultkit.workspace import Workspace
 
 
 def seconds(text: str) -> float:
@@ -39,10 +44,13 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--evidence", type=click.Path(path_type=Path), help="Folder for the bundle (default evidence/<fault>/).")
 @click.option("--timeout", "timeout_s", type=float, help="Give up (and revert) after this many seconds.")
 @click.option("--no-record", is_flag=True, help="Do not write the verdict into the catalog entry.")
+@click.option("--key", "key", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Private ed25519 key (PEM) that signs the bundle (default: FAULTKIT_KEY, [validator] key in "
+                   "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, platform_name: str, as_json: bool) -> None:
+                 no_record: bool, key: Path | None, platform_name: str, as_json: bool) -> None:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -50,11 +58,14 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
     """
     ws = workspace()
+    if key is not None:
+        # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
+        os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:
-            status.update(f"[bold]{fault_id}[/bold] {stage}: {detail}")
+            status.update(Text.assemble((fault_id, "bold"), f" {stage}: {detail}"))
 
         verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
                                    timeout_s, record=not no_record)
@@ -73,10 +84,11 @@ def render_verdict(verdict: Verdict, folder: Path) -> None:
     for r in verdict["rules"]:
         if r.get("counted") is False:
             continue
+        result: str | Text
         if is_screening_criterion(r["rule"]):
             result = "met" if r["passed"] else "not met"
         else:
-            result = "[green]pass[/green]" if r["passed"] else "[red]FAIL[/red]"
+            result = Text("pass", style="green") if r["passed"] else Text("FAIL", style="red")
         table.add_row(r["rule"], str(r.get("cycle", "")), str(r["measured"]), str(r["threshold"]), result)
     out.print(table)
     out.print(verdict["summary"])
@@ -85,15 +97,23 @@ def render_verdict(verdict: Verdict, folder: Path) -> None:
 
 @click.command("judge")
 @click.argument("bundle", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Public key (PEM) of a trusted validator; repeatable. Adds to [trust] keys in faultkit.toml.")
 @json_option
-def judge_cmd(bundle: Path, as_json: bool) -> None:
+def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> None:
     """Recompute a verdict from its sealed evidence bundle alone and compare it with the recorded one.
 
-    Refuses a tampered bundle. Exits 0 when the verdicts agree byte for byte.
+    Refuses a tampered bundle, and one not signed by a trusted validator key (--trust, [trust] in
+    faultkit.toml, else your own key). Exits 0 when the verdicts agree byte for byte.
 
     Example: faultkit judge evidence/minishop-checkout-env-payment-addr-port/20261129T120000Z
     """
+    try:
+        root: Path | None = Workspace.find(bundle).root
+    except UsageError:
+        root = None  # a bundle judged outside any catalog repository
     verdict, same = verify_and_judge(bundle)
+    check_trusted(bundle, trusted_or_own(root, trust))
     labels = _labels_match(bundle) if same else None
     if as_json:
         print_json({"verdict": verdict, "matches_recorded": same, "labels_match": labels})

@@ -7,10 +7,10 @@ from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import InputError
+from faultkit.evidence import LABELS, dumps, read_json, read_verdict, verify_bundle
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
 from faultkit.observe.window import Window
-from faultkit.validators.bundle import LABELS, dumps, read_json, read_verdict, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
 

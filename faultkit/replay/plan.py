@@ -14,6 +14,7 @@ from typing import Any
 
 from faultkit.catalog.model import Entry, entry_from_data
 from faultkit.errors import InputError
+from faultkit.names import check_name
 from faultkit.schedules import document
 from faultkit.schedules.sources import load_release
 from faultkit.workspace import Workspace
@@ -52,6 +53,8 @@ class Plan:
 def load_plan(workspace: Workspace, path: Path) -> Plan:
     doc = document.load(path)
     release = doc["release"]
+    check_name(path.stem, f"{path}: schedule file name")  # names the run folder, runs/<stem>/
+    check_name(release["version"], f"{path}: release.version")  # names the release file in dist/
     file = workspace.dist_dir / f"catalog-{release['version']}.json"
     if not file.is_file():
         raise InputError(f"{path}: names release {release['version']}, which is not in dist/; "

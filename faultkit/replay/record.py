@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.evidence import BundleWriter, dumps
 from faultkit.replay.figures import FIGURES, compute
-from faultkit.validators.bundle import BundleWriter, dumps
 
 
 @dataclass

@@ -15,10 +15,10 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.release import verdict_state
 from faultkit.catalog.vocab import CATEGORIES, CATEGORY_SHARES
 from faultkit.errors import FaultkitError, UsageError
+from faultkit.evidence import read_verdict
 from faultkit.labels.catalog_io import stored_labels
 from faultkit.labels.core import app_of, label_bundle
 from faultkit.report.figures import WindowFigure, window_figures
-from faultkit.validators.bundle import read_verdict
 from faultkit.workspace import Workspace
 
 # SPEC.md section 3, rule 4: the screening thresholds the after window is held against.

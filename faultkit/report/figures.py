@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import FaultkitError
+from faultkit.evidence import read_json
 from faultkit.validators import screening as sc
-from faultkit.validators.bundle import read_json
 
 PHASES = ("before", "after", "recovery")
 

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from faultkit import jsonio
 from faultkit.errors import InputError
 from faultkit.schedules.generator import Candidate, generate
 from faultkit.schedules.params import Params
 from faultkit.schedules.sources import Source
 from faultkit.schema import breadcrumb, validator
-from faultkit.yamlio import atomic_write, read_text
+from faultkit.yamlio import atomic_write
 
 SCHEMA = "faultkit/schedule/v1"
 # Bumped whenever a change to the generator would draw different events from the same seed.
@@ -56,12 +57,10 @@ def write(doc: dict[str, Any], path: Path) -> None:
 
 def load(path: Path) -> dict[str, Any]:
     """Read a schedule file and check it against the schema; InputError names the first problem."""
-    text = read_text(path, max_bytes=16 * 1024 * 1024)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not JSON ({e.msg}); "
-                         "pass a file written by `faultkit schedule export`") from None
+        doc = jsonio.load(path)
+    except InputError as e:
+        raise InputError(f"{e}; pass a file written by `faultkit schedule export`") from None
     found = problems(doc)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

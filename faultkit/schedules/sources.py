@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faultkit import jsonio
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
 from faultkit.schedules.generator import Candidate
 from faultkit.workspace import Workspace
-from faultkit.yamlio import MAX_BYTES, canonical_json, read_text
+from faultkit.yamlio import MAX_BYTES, canonical_json
 
 RELEASE_SCHEMA = "faultkit/release/v1"
 WORKING_TREE = "working-tree"
@@ -46,7 +46,7 @@ class Source:
         for data in rows:
             try:
                 entry = entry_from_data(data)
-            except (KeyError, TypeError) as e:
+            except (KeyError, TypeError, AttributeError, ValueError) as e:
                 raise InputError(f"{self.where}: entry {data.get('id', '?')!r} is malformed "
                                  f"({type(e).__name__}: {e}); rebuild the release") from None
             out.append(Candidate(entry.id, entry.category, entry.artifact_key))
@@ -65,12 +65,10 @@ def newest_release(ws: Workspace) -> Path:
 
 def load_release(path: Path) -> Source:
     """A release file as a Source; InputError names the file and what is wrong with it."""
-    text = read_text(path, max_bytes=64 * MAX_BYTES)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path.name}:{e.lineno}: not JSON ({e.msg}); pass a file written by "
-                         "`faultkit catalog build`") from None
+        data = jsonio.load(path, max_bytes=64 * MAX_BYTES)
+    except InputError as e:
+        raise InputError(f"{e}; pass a file written by `faultkit catalog build`") from None
     if not isinstance(data, dict) or data.get("schema") != RELEASE_SCHEMA:
         raise InputError(f"{path.name}: not a catalog release (expected schema "
                          f"{RELEASE_SCHEMA!r}); pass a file written by `faultkit catalog build`")

@@ -7,12 +7,12 @@ calls it again later: both read the same files, so the verdicts agree byte for b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from faultkit.errors import InputError
+from faultkit.evidence import dumps, read_bytes, read_object, signer, verify_bundle
 from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
-from faultkit.validators.bundle import dumps, read_json, verify_bundle
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
 
@@ -48,14 +48,24 @@ STAGE_RULES = {
 
 
 def judge_bundle(folder: Path) -> Verdict:
-    inputs = read_json(folder, "inputs.json")
+    """The verdict from the bundle's files; a bundle whose records are not shaped as validate writes
+    them (a list where an object belongs, a missing field) is refused in one line, never a crash."""
+    inputs = read_object(folder, "inputs.json")
     made_under = inputs.get("rules_version")
     if made_under != sc.RULES_VERSION:
         raise InputError(f"{folder}: made under screening rules v{made_under} by faultkit {inputs.get('toolkit')}; "
                          f"this faultkit applies v{sc.RULES_VERSION}: judge it with that version, or validate again")
-    stages: StagesFile = read_json(folder, "stages.json")
-    windows = {name: read_json(folder, f"windows/{name}.json") for name in _window_names(stages)}
-    return judge(inputs, stages, windows)
+    stages = cast(StagesFile, read_object(folder, "stages.json"))
+    try:
+        names = _window_names(stages)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InputError(f"{folder}/stages.json: cycles are not shaped as validate writes them ({e!r})") from None
+    windows = {name: cast(Window, read_object(folder, f"windows/{name}.json")) for name in names}
+    try:
+        return judge(inputs, stages, windows)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, ZeroDivisionError) as e:
+        raise InputError(f"{folder}: the bundle's records are not shaped as validate writes them "
+                         f"({type(e).__name__}: {e}); validate the fault again") from None
 
 
 def judge(inputs: dict[str, Any], stages: StagesFile, windows: dict[str, Window]) -> Verdict:
@@ -358,6 +368,7 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
 def verify_and_judge(folder: Path) -> tuple[Verdict, bool]:
     """Recompute a sealed bundle's verdict; True when it matches the recorded one byte for byte."""
     verify_bundle(folder)
+    signer(folder)  # a signature that does not verify is tampering; trust is decided by catalog build
     verdict = judge_bundle(folder)
-    recorded = (folder / "verdict.json").read_text("utf-8")
-    return verdict, dumps(verdict) == recorded
+    recorded = read_bytes(folder, "verdict.json")
+    return verdict, dumps(verdict).encode() == recorded

@@ -17,9 +17,9 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, PlatformError, Unsupported
+from faultkit.evidence import BundleWriter, dumps
 from faultkit.observe.sampler import Sampler
 from faultkit.platforms.base import Platform
-from faultkit.validators.bundle import BundleWriter, dumps
 from faultkit.validators.changes import change_for
 from faultkit.validators.cycles import Cycles
 from faultkit.validators.faults import load_fault

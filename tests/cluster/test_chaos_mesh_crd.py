@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from faultkit.catalog.chaos_mesh import API_VERSION, chaos_mesh
+from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
 
 if not os.environ.get("KUBECONFIG"):
@@ -27,6 +28,7 @@ from kubernetes import client, config  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+SHIPPED = Workspace(root=REPO, state_dir=REPO / ".faultkit")
 GROUP, VERSION = API_VERSION.split("/")
 KINDS = {"PodChaos": "podchaos", "NetworkChaos": "networkchaos", "StressChaos": "stresschaos"}
 REQUIRED = {"PodChaos": ["selector", "mode", "action"], "NetworkChaos": ["selector", "mode", "action"],
@@ -94,7 +96,7 @@ def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
 
 def test_api_server_accepts_every_exported_object(api):
     objects_api, namespace = api
-    objects, _ = chaos_mesh(Workspace(root=REPO, state_dir=REPO / ".faultkit"), namespace)
+    objects, _ = chaos_mesh(SHIPPED, custody(SHIPPED, ()), namespace)
     assert objects
     for obj in objects:
         plural = KINDS[obj["kind"]]
@@ -106,7 +108,7 @@ def test_api_server_accepts_every_exported_object(api):
 def test_api_server_refuses_an_object_without_a_mode(api):
     """The CRDs do validate: the acceptance above is not an API server taking anything."""
     objects_api, namespace = api
-    objects, _ = chaos_mesh(Workspace(root=REPO, state_dir=REPO / ".faultkit"), namespace)
+    objects, _ = chaos_mesh(SHIPPED, custody(SHIPPED, ()), namespace)
     broken = {**objects[0], "metadata": {**objects[0]["metadata"], "name": "fk-no-mode"},
               "spec": {k: v for k, v in objects[0]["spec"].items() if k != "mode"}}
     with pytest.raises(ApiException) as e:

@@ -14,6 +14,7 @@ import yaml
 
 from faultkit.catalog.chaos_mesh import chaos_mesh, chaos_object, duration_text
 from faultkit.catalog.model import entry_from_data
+from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def match_labels(workload: str) -> dict[str, str]:
 
 
 def test_every_shipped_direct_fault_becomes_its_chaos_mesh_object(repo):
-    objects, skipped = chaos_mesh(repo, "shop")
+    objects, skipped = chaos_mesh(repo, custody(repo, ()), "shop")
     direct = entries()
     assert skipped == [] and sorted(o["metadata"]["name"] for o in objects) == sorted(direct)
     for obj in objects:

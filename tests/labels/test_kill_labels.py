@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "validators"))
 import shop  # noqa: E402
 
 from faultkit.apps.descriptor import load_app  # noqa: E402
+from faultkit.evidence import read_json  # noqa: E402
 from faultkit.labels.chain import causal_chain, probe_route  # noqa: E402
 from faultkit.labels.checkpoints import holds  # noqa: E402
 from faultkit.labels.evidence import counted_cycles, key_evidence  # noqa: E402
-from faultkit.validators.bundle import read_json  # noqa: E402
 from faultkit.validators.pipeline import Params, validate  # noqa: E402
 from faultkit.workspace import Workspace  # noqa: E402
 

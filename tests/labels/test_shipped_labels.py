@@ -125,12 +125,13 @@ def test_judge_agrees_byte_for_byte_and_refuses_altered_labels(tmp_path):
     labels = json.loads((copy / LABELS).read_text())
     labels["chain"][-1]["checkpoints"][0]["value"] += 1
     (copy / LABELS).write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
-    proc = faultkit("judge", str(copy))
+    trust = ("--trust", str(REPO / "keys" / "minishop-validator.pub"))  # the copy is outside the repository's [trust]
+    proc = faultkit("judge", str(copy), *trust)
     assert proc.returncode == 1
     assert proc.stderr.startswith("Error: ") and "labels.json: differs from the labels recomputed" in proc.stderr
     assert "Traceback" not in proc.stderr
     (copy / LABELS).unlink()
-    proc = faultkit("judge", str(copy), "--json")  # no labels stored: the verdict alone is judged
+    proc = faultkit("judge", str(copy), "--json", *trust)  # no labels stored: the verdict alone is judged
     assert proc.returncode == 0 and json.loads(proc.stdout)["labels_match"] is None
 
 
@@ -158,8 +159,9 @@ def test_label_command(tmp_path):
 
 def test_incident_records_carry_the_labels_as_ground_truth(repo, labelled):
     from faultkit.catalog.export import incident_records
+    from faultkit.commands.release_cmds import custody
 
-    records = {r["fault"]: r for r in incident_records(repo)["records"]}
+    records = {r["fault"]: r for r in incident_records(repo, custody(repo, ()))["records"]}
     assert sorted(records) == sorted(labelled)
     for fault, r in records.items():
         assert r["labels"]["chain"] == labelled[fault]["chain"]

@@ -1,6 +1,9 @@
-"""Make entries admitted the way `faultkit validate` does: a sealed bundle and a validation block.
+"""Make entries admitted the way `faultkit validate` does: a sealed, signed bundle that judge
+recomputes to the recorded verdict, and a validation block that names it.
 
-Shared by tests/release, tests/gate and tests/report (they put this folder on sys.path).
+The windows are synthetic but shaped exactly as the sampler writes them, so `catalog build`
+re-judges them like any real bundle. Shared by tests/release, tests/gate, tests/report and
+tests/hostile (they put this folder on sys.path).
 """
 
 from __future__ import annotations
@@ -12,78 +15,86 @@ from typing import Any
 
 from factories import write_entry
 
+from faultkit import __version__
+from faultkit.apps.descriptor import load_app
 from faultkit.catalog.model import entry_from_data
-from faultkit.catalog.release import entry_digest
-from faultkit.validators.bundle import BundleWriter
+from faultkit.catalog.release import Custody, entry_digest
+from faultkit.evidence import BundleWriter, dumps
+from faultkit.keys import fingerprint, signing_key
+from faultkit.validators import screening
+from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
+OLD_BUILD = "sha256:" + "a" * 64
+NEW_BUILD = "sha256:" + "b" * 64
+STEP = 1.0
+SAMPLES = 6
 
 
-def window(name: str, start: float, errors: float, logs: float, rpm: float = 60.0, n: int = 6) -> dict[str, Any]:
-    step = 10.0
-    points = [
-        {
-            "t": i * step,
-            "requests_per_min": rpm + (i % 3),
-            "errors_per_min": errors + (i % 2) * 0.5,
-            "error_logs_per_min": logs,
-        }
-        for i in range(n)
-    ]
-    return {
-        "name": name,
-        "start": start,
-        "end": start + n * step,
-        "window_s": n * step,
-        "points": points,
-    }
+def app_info(ws: Workspace, data: dict[str, Any]) -> dict[str, Any]:
+    app = load_app(ws, data["app"])
+    target = data["target"]["service"]
+    return {"name": app.name, "version": app.version, "entry": app.entry, "services": list(app.observed),
+            "scope": list(app.scope(target)), "dependants": list(app.callers(target)), "sites": []}
 
 
-def rules(status: str) -> list[dict[str, Any]]:
-    ok = status == "admitted"
-    return [
-        {
-            "rule": "serving",
-            "passed": True,
-            "measured": 60.0,
-            "threshold": 1.0,
-            "detail": "requests/min after",
-        },
-        {
-            "rule": "server-errors",
-            "passed": ok,
-            "measured": 6.25 if ok else 0.25,
-            "threshold": 4.0,
-            "detail": "server errors/min after (>= 4)",
-        },
-        {
-            "rule": "log-signature",
-            "passed": ok,
-            "measured": "absent before, present after" if ok else "absent after",
-            "threshold": "absent before, present after",
-            "detail": "log message",
-        },
-    ]
+def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], sick: bool,
+           build: str = OLD_BUILD) -> dict[str, Any]:
+    """Samples of every service; `sick`: the target answers 5xx, logs the message, the probe fails."""
+    target = data["target"]["service"]
+    samples, logs = [], []
+    for i in range(SAMPLES):
+        t = start + i * STEP
+        instances = {}
+        for s in info["services"]:
+            failing = sick and s == target
+            requests = {"200": 100.0 * i, **({"500": 10.0 * i} if failing else {})}
+            instances[f"{s}-0"] = {"build": build if s == target else OLD_BUILD, "oom_kills": 0, "ready": True,
+                                   "requests": requests, "restarts": 0, "service": s}
+        samples.append({"instances": instances, "probe": {"ms": 5, "ok": not sick, "status": 500 if sick else 200},
+                        "t": t})
+        if sick and data.get("log"):
+            logs += [{"instance": f"{data['log']['service']}-0", "level": "ERROR", "message": data["log"]["message"],
+                      "service": data["log"]["service"], "ts": t + k / 10} for k in range(5)]
+    w = {"name": name, "start": start, "end": start + SAMPLES * STEP, "interval_s": STEP,
+         "window_s": SAMPLES * STEP, "samples": samples, "logs": logs}
+    return {**w, "points": screening.points(w, tuple(info["scope"]))}
 
 
-def make_bundle(ws: Workspace, fault: str, status: str = "admitted", run: str = "run-1") -> tuple[str, str]:
-    """Seal a bundle under evidence/<fault>/<run>/; returns (folder relative to root, digest)."""
-    folder = ws.evidence_dir / fault / run
+def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", run: str = "run-1",
+                root: Path | None = None) -> tuple[str, str]:
+    """Seal and sign evidence/<id>/<run>/ for `data`; `status` "admitted" shows the symptom in every
+    after window, anything else in none (judge then rejects). Returns (folder relative to root, digest)."""
+    body = {k: v for k, v in copy.deepcopy(data).items() if k != "validation"}
+    folder = (root or ws.evidence_dir) / body["id"] / run
+    info = app_info(ws, body)
+    code = body.get("mechanism") == "code"
     w = BundleWriter(folder)
-    w.write("inputs.json", {"fault": fault, "platform": "local", "window_s": 60})
-    w.write("stages.json", [{"stage": "inject", "ok": True}])
-    errors_after = 6.0 if status == "admitted" else 0.0
-    w.write("windows/before-1.json", window("before-1", START, 0.0, 0.0))
-    w.write(
-        "windows/after-1.json",
-        window("after-1", START + 120, errors_after, 12.0 if errors_after else 0.0),
-    )
-    w.write("windows/recovery-1.json", window("recovery-1", START + 240, 0.0, 0.0))
-    w.write(
-        "verdict.json",
-        {"fault": fault, "status": status, "rules": rules(status), "window_s": 60, "repeat": 1},
-    )
+    patch = None
+    if code:
+        text = (ws.root / body["code"]["patch"]).read_text()
+        patch = {"path": body["code"]["patch"], "digest": "sha256:" + hashlib.sha256(text.encode()).hexdigest()}
+        w.write_text("patch.diff", text)
+    w.write("inputs.json", {
+        "entry": body, "entry_digest": entry_digest(entry_from_data(body)), "patch": patch, "app": info,
+        "platform": "local", "toolkit": __version__, "rules_version": screening.RULES_VERSION,
+        "params": {"window_s": SAMPLES * STEP, "interval_s": STEP, "repeat": 2, "thresholds": {}},
+    })
+    sick = status == "admitted"
+    cycles = []
+    t = START
+    for index in (1, 2):
+        inject = {"ok": True, "detail": "applied", **({"build": NEW_BUILD} if code else {})}
+        cycles.append({"index": index, "counted": True, "before": f"before-{index}", "after": f"after-{index}",
+                       "recovery": f"recovery-{index}", "inject": inject, "revert": {"ok": True, "detail": "restored"}})
+        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False))
+        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD))
+        w.write(f"windows/recovery-{index}.json", window(f"recovery-{index}", t + 20, body, info, False))
+        t += 30
+    w.write("stages.json", {"aborted": None, "cycles": cycles, "stages": [
+        {"stage": "lint", "status": "ok", "measured": 0, "threshold": 0, "detail": "clean"}]})
+    w.write_text("verdict.json", dumps(judge_bundle(folder)))
     return folder.relative_to(ws.root).as_posix(), w.seal()
 
 
@@ -98,7 +109,7 @@ def admit(
     data = copy.deepcopy(data)
     data.pop("validation", None)
     if bundle:
-        folder, digest = make_bundle(ws, data["id"], status)
+        folder, digest = make_bundle(ws, data, status)
     else:
         folder, digest = None, "sha256:" + hashlib.sha256(data["id"].encode()).hexdigest()
     v: dict[str, Any] = {
@@ -107,18 +118,24 @@ def admit(
         "at": at,
         "platform": "local",
         "entry_digest": entry_digest(entry_from_data(data)),
-        "window_s": 60,
-        "repeat": 1,
+        "window_s": SAMPLES * STEP,
+        "repeat": 2,
     }
     if folder:
         v["bundle"] = folder
     if status != "admitted":
-        v["failed_rules"] = [r["rule"] for r in rules(status) if not r["passed"]]
+        v["failed_rules"] = ["screening"]
     if data.get("code"):
         v["patch_digest"] = "sha256:" + hashlib.sha256((ws.root / data["code"]["patch"]).read_bytes()).hexdigest()
     data["validation"] = v
     write_entry(ws, data)
     return data
+
+
+def custody() -> Custody:
+    """What `catalog build` uses when no [trust] list is set: the real judge and this user's key
+    (the temporary one the test suite's FAULTKIT_CONFIG_DIR holds)."""
+    return Custody(judge=judge_bundle, trusted=frozenset({fingerprint(signing_key(None).public_key())}))
 
 
 def relpath(path: Path, ws: Workspace) -> str:

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from admit import admit, make_bundle
+from admit import admit, custody, make_bundle
 from factories import cart_prefix_entry, port_entry, write_entry
 from jsonschema import Draft202012Validator
 
@@ -84,7 +84,7 @@ def test_release_holds_admitted_entries_and_says_why_others_are_out(ws, cli):
 
 def test_code_fault_with_current_patch_is_admitted(ws):
     admit(ws, clean(code_entry(ws)))
-    release = build_release(ws, "x")
+    release = build_release(ws, custody(), "x")
     assert [e["id"] for e in release["entries"]] == ["ms-cart-prefix"]
     assert release["aliases"]["ms-cart-prefix"]["artifact"]["names"] == [
         "src/cart/main.py",
@@ -104,10 +104,11 @@ def test_same_inputs_same_bytes_and_default_version_is_deterministic(ws, cli):
     assert json.loads(data)["digest"] == first["digest"]
 
 
-def test_release_without_a_bundle_folder_uses_the_recorded_digest(ws):
-    data = admit(ws, config(1), bundle=False)
-    release = build_release(ws, "v1")
-    assert release["bundles"] == {"ms-cart-port-1": data["validation"]["bundle_digest"]}
+def test_an_entry_without_evidence_is_left_out(ws):
+    admit(ws, config(1), bundle=False)
+    release = build_release(ws, custody(), "v1")
+    assert release["bundles"] == {} and release["entries"] == []
+    assert [(x["id"], x["reason"]) for x in release["excluded"]] == [("ms-cart-port-1", "no-evidence")]
 
 
 def test_tampered_bundle_stops_the_build_and_writes_nothing(ws, cli):
@@ -123,10 +124,10 @@ def test_tampered_bundle_stops_the_build_and_writes_nothing(ws, cli):
 
 
 def test_bundle_resealed_after_the_verdict_stops_the_build(ws, cli):
-    admit(ws, config(1))
-    make_bundle(ws, "ms-cart-port-1", status="admitted")  # a different, validly sealed bundle in place
+    data = admit(ws, config(1))
+    make_bundle(ws, data, status="admitted")  # a different, validly sealed bundle in place
     (ws.evidence_dir / "ms-cart-port-1" / "run-1" / "stages.json").write_text("[]\n")
-    from faultkit.validators.bundle import BundleWriter
+    from faultkit.evidence import BundleWriter
 
     BundleWriter(ws.evidence_dir / "ms-cart-port-1" / "run-1").seal()
     proc = cli("catalog", "build", "--version", "1", check=1)

@@ -94,9 +94,10 @@ def test_report_content(catalog, cli):
         "<link" not in html and "src=" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     )
     assert "Coverage: services by category" in html and "1 / 2" in html  # cart, dependency: 1 admitted of 2
-    assert "server-errors: measured 0.25, threshold 4.0" in html  # the rejection's failing rule
+    assert "screen-server-errors: measured 0.0, threshold 4.0" in html  # the rejection's failing rule
     assert "Evidence: ms-cart-port-2" in html and "threshold 4" in html and "threshold 10" in html
-    assert html.count("<svg") == 4  # category mix + three window charts
+    # category mix, two screening bar charts (admit's bundles are in the validator's format), three window charts
+    assert html.count("<svg") == 6
 
 
 def test_unknown_fault_is_a_usage_error(catalog, cli):
@@ -113,7 +114,7 @@ def test_report_renders_in_chromium_without_errors(catalog, cli, tmp_path):
     assert png_colours(shot) > 20, "the screenshot is (nearly) blank"
     dom = browse(page, tmp_path, "--dump-dom")
     assert 'data-ready="yes"' in dom.stdout, dom.stderr[-2000:]
-    assert 'data-charts="4"' in dom.stdout
+    assert 'data-charts="6"' in dom.stdout
     assert "fk-js-error" not in dom.stdout
     console_errors = [line for line in dom.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
     assert console_errors == []

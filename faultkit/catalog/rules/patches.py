@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from faultkit.catalog.model import Entry
-from faultkit.catalog.patches import read_patch, safe_path
+from faultkit.catalog.patches import patch_file_problems, read_patch, safe_path
 from faultkit.catalog.rules.context import Context
 from faultkit.errors import FaultkitError
 
@@ -30,5 +30,6 @@ def check_code(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     outside = [f for f in info.files if not f.startswith(source + "/") or ".." in f.split("/")]
     if outside:
         yield "code.patch", f"touches files outside {source}/: {', '.join(outside)}"
+    yield from (("code.patch", problem) for problem in patch_file_problems(path, source))
     if not any(e.code.marker in line for line in info.added):
         yield "code.marker", f"{e.code.marker!r} is not in any line the patch adds; pick text the patch introduces"
