@@ -82,7 +82,8 @@ def testapp_image(api: client.ApiClient) -> str:
         engine = docker.from_env()
         engine.ping()
     except docker.errors.DockerException as err:
-        pytest.fail(f"the Docker engine is needed to build the test image: {err}; start dockerd", pytrace=False)
+        pytest.fail(f"the Docker engine is needed to build the test image: {err}; "
+                    "start one with scripts/ci/dockerd.sh start", pytrace=False)
     tag = f"faultkit-cluster-testapp:{binary.stat().st_mtime_ns}"
     context = Path(binary.parent.parent / "image-context")
     context.mkdir(exist_ok=True)

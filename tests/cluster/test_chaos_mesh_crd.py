@@ -2,13 +2,12 @@
 kind are installed: minimal CRDs written here (not the upstream files), with a structural schema
 that requires what every exported object carries (selector, mode; action where the kind has one).
 
-Needs the one-node cluster (tools/cluster/): KUBECONFIG from the environment. The cluster fixture is
-wired in at merge; until then this module is skipped when KUBECONFIG is not set, with that reason.
+Runs on the one-node cluster of tools/cluster/ through tests/cluster/conftest.py's `api` client,
+which fails with the command to run when no cluster is up.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,16 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from faultkit.catalog.chaos_mesh import API_VERSION, chaos_mesh
 from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
-
-if not os.environ.get("KUBECONFIG"):
-    pytest.skip("needs the one-node cluster (tools/cluster/): KUBECONFIG is not set", allow_module_level=True)
-
-from kubernetes import client, config  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = Workspace(root=REPO, state_dir=REPO / ".faultkit")
@@ -62,9 +57,9 @@ def crd(kind: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
-    config.load_kube_config()
-    ext, core = client.ApiextensionsV1Api(), client.CoreV1Api()
+def api(api: client.ApiClient) -> Iterator[tuple[client.CustomObjectsApi, str]]:
+    """Overrides conftest's `api` (the cluster's client) with the CRDs installed and a namespace."""
+    ext, core = client.ApiextensionsV1Api(api), client.CoreV1Api(api)
     made = []
     for kind in KINDS:
         name = f"{KINDS[kind]}.{GROUP}"
@@ -87,7 +82,7 @@ def api() -> Iterator[tuple[client.CustomObjectsApi, str]]:
     namespace = f"fk-chaos-{uuid.uuid4().hex[:8]}"
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
     try:
-        yield client.CustomObjectsApi(), namespace
+        yield client.CustomObjectsApi(api), namespace
     finally:
         core.delete_namespace(namespace)
         for name in made:

@@ -98,8 +98,16 @@ def test_memory_limit_oomkills_and_restarts(api: client.ApiClient, core: client.
     later = wait_until(lambda: (s := status()) and s.restart_count > first.restart_count and s, 120,
                        "the restart count to rise")
     assert later.last_state.terminated.reason == "OOMKilled"
-    # The logs API serves the previous (killed) container's lines.
-    previous = core.read_namespaced_pod_log("hog", namespace, previous=True).splitlines()
+    # The logs API serves the previous (killed) container's lines. The pod crash-loops within
+    # seconds, and the kubelet removes the older dead container each time: ask until one answer
+    # comes from a container that is still kept.
+    def previous_lines() -> list[str] | None:
+        try:
+            lines = core.read_namespaced_pod_log("hog", namespace, previous=True).splitlines()
+        except client.ApiException:
+            return None
+        return lines if lines and lines[0].startswith("allocated") else None
+    previous = wait_until(previous_lines, 60, "the previous container's logs", interval=0.5)
     assert previous[0] == "allocated 4 MiB"
     assert len(previous) >= 3
 

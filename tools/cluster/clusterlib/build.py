@@ -87,6 +87,8 @@ def ensure_built(layout: Layout, log: bool = True) -> BuildResult:
     start = time.monotonic()
     if not missing(layout):
         return BuildResult(cache_key(), layout.bin, False, time.monotonic() - start, {})
+    # A figure is a cold build's only when Go's build cache was empty when it began.
+    from_empty_cache = not layout.gocache.is_dir() or not any(layout.gocache.iterdir())
     staging = layout.bin.with_name("bin.partial")
     staging.mkdir(parents=True, exist_ok=True)
     env = go_env(layout)
@@ -107,7 +109,8 @@ def ensure_built(layout: Layout, log: bool = True) -> BuildResult:
         shutil.rmtree(layout.bin)
     staging.rename(layout.bin)
     seconds = time.monotonic() - start
-    record = {"key": cache_key(), "seconds": round(seconds, 1), "per_module": per_module,
+    record = {"key": cache_key(), "seconds": round(seconds, 1), "from_empty_go_cache": from_empty_cache,
+              "per_module": per_module,
               "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (layout.bin.parent / "build.json").write_text(json.dumps(record, indent=2) + "\n")
     return BuildResult(cache_key(), layout.bin, True, seconds, per_module)

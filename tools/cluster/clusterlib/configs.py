@@ -54,6 +54,9 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.snapshotter.v1.de
 
 [plugins.'io.containerd.cri.v1.runtime']
   netns_mounts_under_state_dir = true
+  # Here root lacks CAP_SYS_RESOURCE: runc cannot lower oom_score_adj (the sandbox asks for -998)
+  # and fails with "can't get final child's PID from pipe"; clamp to containerd's own score.
+  restrict_oom_score_adj = true
   disable_apparmor = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"

@@ -88,9 +88,13 @@ def up(layout: Layout) -> UpTimes | None:
     state = running(layout)
     if all(state.values()):
         return None
-    if any(procs.recorded(layout, name) for name in COMPONENTS):
+    if any(state.values()):
         dead = [name for name, alive in state.items() if not alive]
         raise ClusterError(f"cluster is partly up ({', '.join(dead)} not running); run `cluster down` first")
+    if any(procs.recorded(layout, name) for name in COMPONENTS):
+        # Every component gone but the records left (the machine or the session was stopped under
+        # it): take back its chains, mounts and cgroups, keep its state, and start afresh.
+        down(layout, keep=True)
     result = build.ensure_built(layout)
     layout.state.mkdir(parents=True, exist_ok=True)
     ip = node_ip()

@@ -71,14 +71,31 @@ def objects() -> list[dict[str, Any]]:
     ]
 
 
+def _exists(api: client.ApiClient, obj: dict[str, Any]) -> bool:
+    name, kind = obj["metadata"]["name"], obj["kind"]
+    core, rbac, apps = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api), client.AppsV1Api(api)
+    read = {
+        "ServiceAccount": lambda: core.read_namespaced_service_account(name, "kube-system"),
+        "ConfigMap": lambda: core.read_namespaced_config_map(name, "kube-system"),
+        "Service": lambda: core.read_namespaced_service(name, "kube-system"),
+        "Deployment": lambda: apps.read_namespaced_deployment(name, "kube-system"),
+        "ClusterRole": lambda: rbac.read_cluster_role(name),
+        "ClusterRoleBinding": lambda: rbac.read_cluster_role_binding(name),
+    }[kind]
+    try:
+        read()
+    except client.ApiException as err:
+        if err.status == 404:
+            return False
+        raise
+    return True
+
+
 def apply(api: client.ApiClient) -> None:
     """Create what is missing; objects a kept state already holds stay as they are."""
     for obj in objects():
-        try:
+        if not _exists(api, obj):
             utils.create_from_dict(api, obj)
-        except utils.FailToCreateError as err:
-            if any(exc.status != 409 for exc in err.api_exceptions):
-                raise
 
 
 def available(api: client.ApiClient) -> bool:

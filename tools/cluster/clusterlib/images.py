@@ -53,8 +53,9 @@ def ctr(layout: Layout, *args: str) -> list[str]:
 
 
 def import_archive(layout: Layout, data: bytes) -> None:
-    subprocess.run(ctr(layout, "images", "import", "--local", "-"), input=data, check=True,
-                   stdout=subprocess.DEVNULL)
+    done = subprocess.run(ctr(layout, "images", "import", "--local", "-"), input=data, capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"ctr import failed: {done.stderr.decode(errors='replace').strip()}")
 
 
 def present(layout: Layout) -> set[str]:
