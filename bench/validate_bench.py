@@ -15,7 +15,7 @@ from pathlib import Path
 
 from faultkit.catalog.lint import lint
 from faultkit.platforms.local import LocalPlatform
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.pipeline import ValidationParams, validate
 from faultkit.workspace import Workspace
 
 DEFAULT = ["minishop-checkout-env-payment-addr-port", "minishop-cartstore-instance-failure"]
@@ -43,7 +43,7 @@ def main() -> None:
         try:
             print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6}")
             for fault in faults:
-                params = Params(window_s=args.window, interval_s=2.0, repeat=args.repeat)
+                params = ValidationParams(window_s=args.window, interval_s=2.0, repeat=args.repeat)
                 start = time.monotonic()
                 verdict, _ = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
                 wall = time.monotonic() - start

@@ -59,18 +59,20 @@ def main_group() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the group, turning every failure into one clear line."""
+    """Entry point: run the group and return the command's exit code, turning every failure into one line.
+
+    Commands return their code (0 ok, 1 rejected or invalid); errors raised anywhere below become 1
+    (a FaultkitError, or an unexpected exception with its traceback written to a file), 2 (a usage
+    error, click's or faultkit's) or 130 (interrupted). Nothing below raises SystemExit.
+    """
     try:
-        main_group.main(args=argv, prog_name="faultkit", standalone_mode=False)
-    except click.exceptions.Exit as e:
+        code = main_group.main(args=argv, prog_name="faultkit", standalone_mode=False)
+    except click.exceptions.Exit as e:  # --help and --version on a subcommand
         return e.exit_code
     except click.ClickException as e:
         e.show()
-        return 2
-    except click.Abort:
-        click.echo("Interrupted.", err=True)
-        return 130
-    except KeyboardInterrupt:
+        return 2 if isinstance(e, click.UsageError) else 1
+    except (click.Abort, KeyboardInterrupt):  # click turns Ctrl-C inside a command into Abort
         click.echo("Interrupted.", err=True)
         return 130
     except UsageError as e:
@@ -79,14 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     except FaultkitError as e:
         click.echo(f"Error: {e}", err=True)
         return 1
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else 0
     except Exception as e:  # noqa: BLE001 - the last line of defence: a short message, the trace in a file
         with tempfile.NamedTemporaryFile("w", prefix="faultkit-crash-", suffix=".log", delete=False) as f:
             traceback.print_exc(file=f)
         click.echo(f"Error: unexpected {type(e).__name__}: {e} (traceback in {f.name})", err=True)
-        return 3
-    return 0
+        return 1
+    # a group's --help returns 0 from click; a command returns its own code
+    return code if isinstance(code, int) else 0
 
 
 def run() -> None:

@@ -15,7 +15,7 @@ from faultkit.errors import FaultkitError
 
 
 @dataclass(frozen=True)
-class Result:
+class ProcessResult:
     command: tuple[str, ...]
     code: int
     output: str
@@ -41,7 +41,7 @@ def _die_with_parent() -> None:
         pass  # not Linux: the child is left to finish by itself
 
 
-def run(cmd: Sequence[str], cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None) -> Result:
+def run(cmd: Sequence[str], cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None) -> ProcessResult:
     command = python_command(cmd)
     full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     try:
@@ -51,5 +51,5 @@ def run(cmd: Sequence[str], cwd: Path, timeout: float = 300, env: Mapping[str, s
         raise FaultkitError(f"{command[0]}: command not found (running {' '.join(cmd)} in {cwd})") from None
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or "") if isinstance(e.stdout, str) else (e.stdout or b"").decode(errors="replace")
-        return Result(tuple(cmd), 124, out + f"\n(timed out after {timeout:g} s)")
-    return Result(tuple(cmd), proc.returncode, proc.stdout + proc.stderr)
+        return ProcessResult(tuple(cmd), 124, out + f"\n(timed out after {timeout:g} s)")
+    return ProcessResult(tuple(cmd), proc.returncode, proc.stdout + proc.stderr)

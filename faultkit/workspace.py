@@ -50,11 +50,12 @@ class Workspace:
                 raise UsageError(f"FAULTKIT_ROOT={root}: no apps/ folder there; point it at a catalog repository")
         else:
             here = (start or Path.cwd()).resolve()
-            root = next((p for p in (here, *here.parents) if (p / "apps").is_dir()), None)
-            if root is None:
+            found = next((p for p in (here, *here.parents) if (p / "apps").is_dir()), None)
+            if found is None:
                 raise UsageError(
                     f"{here}: not inside a faultkit catalog repository (no apps/ folder above it); "
                     "run from the repository, set FAULTKIT_ROOT, or start one with `faultkit init`"
                 )
+            root = found
         state = Path(environ["FAULTKIT_STATE_DIR"]) if environ.get("FAULTKIT_STATE_DIR") else root / ".faultkit"
         return cls(root=root, state_dir=state.resolve())

@@ -9,7 +9,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -28,11 +28,15 @@ _LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{6
 
 Pointer = tuple[str | int, ...]
 
-# libyaml's parser where it is installed: lint reads a thousand entries in well under a second.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's parser where it is installed: lint reads a thousand entries in well under a second. The
+# type checker sees SafeLoader, whose interface the C loader has.
+if TYPE_CHECKING:
+    _FAST_LOADER = yaml.SafeLoader
+else:
+    _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _DupLoader(_FAST_LOADER):  # type: ignore[misc,valid-type]
+class _DupLoader(_FAST_LOADER):
     """Notes keys spelt twice in one mapping (PyYAML silently keeps the later one)."""
 
     def __init__(self, stream: str) -> None:
@@ -58,25 +62,25 @@ class Located:
         self._lines: dict[Pointer, int] | None = None
         self._dups: tuple[tuple[Pointer, int], ...] | None = None if has_duplicates else ()
 
-    def _compose(self) -> None:
+    def _compose(self) -> tuple[dict[Pointer, int], tuple[tuple[Pointer, int], ...]]:
         node = yaml.compose(self._text or "", Loader=_FAST_LOADER)
         lines: dict[Pointer, int] = {(): 1}
         dups: list[tuple[Pointer, int]] = []
         if node is not None:
             _construct(yaml.SafeLoader(""), node, (), lines, dups)
-        self._lines, self._dups = lines, tuple(dups)
+        return lines, tuple(dups)
 
     @property
     def lines(self) -> dict[Pointer, int]:
         if self._lines is None:
-            self._compose()
-        return self._lines  # type: ignore[return-value]
+            self._lines, self._dups = self._compose()
+        return self._lines
 
     @property
     def duplicate_keys(self) -> tuple[tuple[Pointer, int], ...]:
         if self._dups is None:
-            self._compose()
-        return self._dups  # type: ignore[return-value]
+            self._lines, self._dups = self._compose()
+        return self._dups
 
     def line(self, path: Pointer) -> int:
         """The line of `path`, or of its nearest ancestor that exists."""

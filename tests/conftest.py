@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from faultkit.workspace import Workspace
+from tests.helpers.cli import CLI, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,14 +38,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
 
 
 @pytest.fixture
-def cli(ws: Workspace) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the real `faultkit` command in the workspace."""
+def cli(ws: Workspace) -> CLI:
+    """Run the real `faultkit` command in the workspace (tests.helpers.cli.run_cli with cwd set)."""
 
-    def run(*args: str, check: int | None = None) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=ws.root,
-                              capture_output=True, text=True, timeout=300)
-        if check is not None:
-            assert proc.returncode == check, proc.stdout + proc.stderr
-        return proc
+    def run(*args: str, check: int | None = None, env: dict[str, str] | None = None, input: str | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, cwd=ws.root, check=check, env=env, input=input, timeout=timeout)
 
     return run

@@ -33,7 +33,7 @@ SUFFIX = {"dependency-port": "port", "connection-host": "host", "connection-pass
 
 
 @dataclass(frozen=True)
-class Candidate:
+class FaultCandidate:
     data: dict[str, Any]
     status: str  # "new", "exists" (the id's file is there) or "duplicate" (another entry makes the change)
     note: str = ""
@@ -44,7 +44,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Change:
+class CandidateSetting:
     workload: str
     container: str | None
     field: str
@@ -61,7 +61,7 @@ def left_alone(app: AppDescriptor) -> set[str]:
     return traffic_sources(app) | set(app.load) | set(app.telemetry) | set(app.fault_controls)
 
 
-def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
+def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[CandidateSetting]:
     by_workload = {s.workload: s.name for s in app.services}
     skip = left_alone(app)
     for doc in docs:
@@ -72,7 +72,7 @@ def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[Change]:
             yield from _service_changes(doc)
 
 
-def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> Iterator[Change]:
+def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> Iterator[CandidateSetting]:
     name = str(c.get("name"))
     for item in c.get("env") or []:
         field = f"env.{item.get('name')}"
@@ -83,27 +83,29 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
         if a and dependency_of(app, value) in {*app.telemetry, *app.fault_controls}:
             continue  # an address of a collector or a flag service: the observer and the switches stay
         if a and dependency_of(app, value):
-            yield Change(workload, name, field, _new_port(app, a), "dependency-port")
-            yield Change(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
-            yield Change(workload, name, field, "", "cleared-value")
+            yield CandidateSetting(workload, name, field, _new_port(app, a), "dependency-port")
+            yield CandidateSetting(workload, name, field, a.with_host(_new_host(a.host)), "connection-host")
+            yield CandidateSetting(workload, name, field, "", "cleared-value")
         elif PASSWORD.search(str(item.get("name"))):
-            yield Change(workload, name, field, password_like(f"{workload}/{field}/{value}"), "connection-password")
-            yield Change(workload, name, field, "", "cleared-value")
+            yield CandidateSetting(workload, name, field, password_like(f"{workload}/{field}/{value}"),
+                                   "connection-password")
+            yield CandidateSetting(workload, name, field, "", "cleared-value")
     for resource, value in ((c.get("resources") or {}).get("limits") or {}).items():
         if resource in ("cpu", "memory") and quantities.is_quantity(value):
             new = _lower(str(value))
             if resource == "memory" and quantities.memory_problem(new):
                 new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
             if new != str(value):
-                yield Change(workload, name, f"resources.limits.{resource}", new, "resource-limit")
+                yield CandidateSetting(workload, name, f"resources.limits.{resource}", new, "resource-limit")
 
 
-def _service_changes(doc: Doc) -> Iterator[Change]:
+def _service_changes(doc: Doc) -> Iterator[CandidateSetting]:
     for i, port in enumerate(doc.body.get("spec", {}).get("ports") or []):
         target = port.get("targetPort", port.get("port"))
         if "targetPort" in port and isinstance(target, int):
             key = port.get("name") or str(i)
-            yield Change(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1), "port-mismatch")
+            yield CandidateSetting(f"Service/{doc.name}", None, f"ports.{key}.targetPort", str(target + 1),
+                                   "port-mismatch")
 
 
 def _new_port(app: AppDescriptor, a: Address) -> str:
@@ -135,12 +137,12 @@ def _lower(quantity: str) -> str:
 
 
 def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None
-               ) -> list[Candidate]:
+               ) -> list[FaultCandidate]:
     """Every candidate; `folder` (drafts) is where they would be written, instead of catalog/<app>/."""
     app = load_app(ws, app_name)
     docs = load_manifests(app.manifests_dir)
     existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
-    out: list[Candidate] = []
+    out: list[FaultCandidate] = []
     for ch in config_changes(app, docs):
         base = slug(app.name, ch.workload, ch.field)
         suffix = SUFFIX[ch.kind]
@@ -149,7 +151,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
             data = plan_config(ws, app.name, ch.workload, ch.container, ch.field, ch.new, ch.kind, entry_id,
                                unique=False, app=app, docs=docs)
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
-            out.append(Candidate({"id": entry_id, "app": app.name}, "refused", str(e)))
+            out.append(FaultCandidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
         out.append(_status(ws, data, existing, folder))
     skip = left_alone(app)
@@ -165,17 +167,17 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
 
 
 def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str],
-            folder: Path | None = None) -> Candidate:
+            folder: Path | None = None) -> FaultCandidate:
     for path in (entry_path(ws, data["app"], data["id"]), *([folder / f"{data['id']}.yaml"] if folder else [])):
         if path.exists():
-            return Candidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
+            return FaultCandidate(data, "exists", f"{path.relative_to(ws.root).as_posix()} exists")
     same = existing.get(entry_from_data(data).change_key)
     if same:
-        return Candidate(data, "duplicate", f"{same} makes the same change")
-    return Candidate(data, "new")
+        return FaultCandidate(data, "duplicate", f"{same} makes the same change")
+    return FaultCandidate(data, "new")
 
 
-def write_candidates(ws: Workspace, found: list[Candidate], folder: Path | None = None) -> list[Path]:
+def write_candidates(ws: Workspace, found: list[FaultCandidate], folder: Path | None = None) -> list[Path]:
     """Write the new ones (to catalog/<app>/, or to `folder`); never overwrite."""
     written = []
     for c in found:

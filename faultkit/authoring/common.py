@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def entry_path(ws: Workspace, app: str, entry_id: str) -> Path:
     return confine(ws.root, path, "entry file")
 
 
-def free_id(ws: Workspace, app: str, base: str, taken: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+def free_id(ws: Workspace, app: str, base: str, taken: Collection[str] = frozenset()) -> str:
     """`<base>-<n>` with the smallest n whose file does not exist (ids never reuse a file)."""
     base = slug(base)[:76].strip("-")
     n = 1

@@ -35,7 +35,7 @@ NAME_RE_MAX = 253
 
 
 @dataclass(frozen=True)
-class Unsupported:
+class NotExported:
     id: str
     action: str
     reason: str
@@ -100,7 +100,7 @@ def chaos_object(entry: Entry, workspace: Workspace, namespace: str, duration_s:
 
 
 def chaos_mesh(workspace: Workspace, custody: Custody, namespace: str = "default",
-               duration_s: float | None = None) -> tuple[list[dict[str, Any]], list[Unsupported]]:
+               duration_s: float | None = None) -> tuple[list[dict[str, Any]], list[NotExported]]:
     """(Chaos Mesh objects, direct entries with no equivalent) over the admitted catalog, by id."""
     included, _ = admitted(workspace, custody)
     objects, skipped = [], []
@@ -110,7 +110,7 @@ def chaos_mesh(workspace: Workspace, custody: Custody, namespace: str = "default
         try:
             objects.append(chaos_object(entry, workspace, namespace, duration_s))
         except KeyError as e:
-            skipped.append(Unsupported(entry.id, entry.direct.action, str(e.args[0])))
+            skipped.append(NotExported(entry.id, entry.direct.action, str(e.args[0])))
     return objects, skipped
 
 

@@ -134,7 +134,7 @@ def record(workspace: Workspace, entry: Entry, app: AppDescriptor, digest: str =
         [f"{_symptom(entry).capitalize()} on {request} in {app.name}", f"{_symptom(entry).capitalize()} in {app.name}"],
         terms,
     )
-    rec = {
+    rec: dict[str, Any] = {
         "id": "INC-" + hashlib.sha256(entry.id.encode()).hexdigest()[:10],
         "fault": entry.id,
         "app": entry.app,

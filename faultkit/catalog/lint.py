@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from faultkit.catalog.lint_cache import Pack, Result, Store, environment, file_digest, file_key
+from faultkit.catalog.lint_cache import FileLint, Pack, Store, environment, file_digest, file_key
 from faultkit.catalog.rules.files import discover, display
 from faultkit.catalog.rules.invariants import CATALOG_RULES
 from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
@@ -119,7 +119,7 @@ class Linter:
         self._deps: dict[str, str] = {}
         self._paths: dict[str, Path] = {}
 
-    def result(self, path: Path) -> tuple[str, Result]:
+    def result(self, path: Path) -> tuple[str, FileLint]:
         """(display name, result) of one file, from the cache when its key and dependencies match."""
         name = display(path, self.workspace)
         self._paths[name] = path
@@ -138,7 +138,7 @@ class Linter:
         self.pack.put(key, fresh)
         return name, fresh
 
-    def report(self, given: list[tuple[str, Result]], rest: list[tuple[str, Result]], strict: bool) -> Report:
+    def report(self, given: list[tuple[str, FileLint]], rest: list[tuple[str, FileLint]], strict: bool) -> Report:
         """Findings of the given files and the invariants, blaming a given file over one of the rest."""
         wanted = {name for name, _ in given}
         facts = [r.facts for _, r in (*rest, *given) if r.facts]
@@ -165,13 +165,13 @@ class Linter:
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
 
-    def _fresh(self, path: Path) -> Result:
+    def _fresh(self, path: Path) -> FileLint:
         ctx = self._context()
         item, findings = load_entry_file(path, self.workspace)
         for file_rule in self._file_rules:
             findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:
-            return Result(tuple(findings), None)
+            return FileLint(tuple(findings), None)
         self._entries[item.file] = item.entry
         findings.extend(_entry_findings(ctx, item, self._entry_rules))
         read = [item.entry.code.patch] if item.entry.code else []
@@ -179,7 +179,7 @@ class Linter:
         if EVIDENCE_RULES and v is not None and v.bundle:
             read += [f"{v.bundle}/MANIFEST.json", f"{v.bundle}/labels.json"]
         deps = tuple((rel, self._dep(rel)) for rel in read)
-        return Result(tuple(findings), Facts.of(item), deps)
+        return FileLint(tuple(findings), Facts.of(item), deps)
 
     def _dep(self, rel: str) -> str:
         """The digest of a file a result read (a patch), once per run; "-" when it is unreadable."""
@@ -205,7 +205,7 @@ def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False,
     files = discover(workspace, paths)
     linter = Linter(workspace, store)
     given = [linter.result(f) for f in files]
-    rest: list[tuple[str, Result]] = []
+    rest: list[tuple[str, FileLint]] = []
     if files and paths:
         # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
         seen = {name for name, _ in given}

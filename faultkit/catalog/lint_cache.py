@@ -37,7 +37,7 @@ _SOURCES = ("catalog/lint.py", "catalog/lint_cache.py", "catalog/model.py", "cat
 
 
 @dataclass(frozen=True)
-class Result:
+class FileLint:
     """One file's result, before --strict (which is applied on top, so one result serves both)."""
 
     findings: tuple[Finding, ...]
@@ -52,7 +52,7 @@ class Result:
                 "deps": [list(d) for d in self.deps], "facts": facts}
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Result:
+    def from_json(cls, d: Mapping[str, Any]) -> FileLint:
         f = d["facts"]
         facts = Facts(**{**f, "change": tuple(f["change"])}) if f else None
         return cls(tuple(Finding(*x) for x in d["findings"]), facts, tuple((p, h) for p, h in d["deps"]))
@@ -239,18 +239,18 @@ class Pack:
         self._new: dict[str, dict[str, Any]] = {}
         self._used: set[str] = set()
 
-    def get(self, key: str) -> Result | None:
+    def get(self, key: str) -> FileLint | None:
         raw = self._results.get(key)
         if raw is None:
             return None
         try:
-            result = Result.from_json(raw)
+            result = FileLint.from_json(raw)
         except (KeyError, TypeError, ValueError):
             return None
         self._used.add(key)
         return result
 
-    def put(self, key: str, result: Result) -> None:
+    def put(self, key: str, result: FileLint) -> None:
         self._new[key] = result.to_json()
         self._used.add(key)
 

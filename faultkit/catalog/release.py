@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")  # fullmatch: `$` w
 # Why an entry is left out of a release; the schema lists the same words.
 REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch", "no-evidence", "untrusted")
 
-Judge = Callable[[Path], dict[str, Any]]
+Judge = Callable[[Path], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Custody:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ReleaseCandidate:
     """One catalog file as the release sees it."""
 
     file: str
@@ -168,7 +168,7 @@ def _inputs_mismatch(workspace: Workspace, entry: Entry, folder: Path) -> State 
     return None
 
 
-def candidates(workspace: Workspace) -> list[Candidate]:
+def candidates(workspace: Workspace) -> list[ReleaseCandidate]:
     """Every catalog file with its entry (when it loads) and its lint errors."""
     report = lint(workspace)
     errors: dict[str, list[str]] = defaultdict(list)
@@ -178,7 +178,7 @@ def candidates(workspace: Workspace) -> list[Candidate]:
     out = []
     for path in discover(workspace):
         item, _ = load_entry_file(path, workspace)
-        out.append(Candidate(item.file, item.entry, tuple(errors.get(item.file, ()))))
+        out.append(ReleaseCandidate(item.file, item.entry, tuple(errors.get(item.file, ()))))
     return out
 
 
@@ -230,12 +230,12 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def counts(entries: list[Entry], apps: dict[str, AppDescriptor]) -> dict[str, Any]:
-    table = {
-        name: {"total": 0, "categories": dict.fromkeys(CATEGORIES, 0)} for name in sorted(apps)
-    }
+    totals = dict.fromkeys(sorted(apps), 0)
+    by_category = {name: dict.fromkeys(CATEGORIES, 0) for name in sorted(apps)}
     for e in entries:
-        table[e.app]["total"] += 1
-        table[e.app]["categories"][e.category] += 1
+        totals[e.app] += 1
+        by_category[e.app][e.category] += 1
+    table = {name: {"total": totals[name], "categories": by_category[name]} for name in sorted(apps)}
     return {"total": len(entries), "apps": table}
 
 
@@ -277,8 +277,10 @@ def stored_labels(workspace: Workspace, entry: Entry, digest: str) -> dict[str, 
     """The labels.json beside the admitting verdict (`faultkit label --write`; judge recomputes it),
     when it is here and names this bundle; a release carries what was labelled, never derives it."""
     v = entry.validation
-    folder = safe_path(workspace.root, v.bundle, "validation.bundle") if v and v.bundle else None
-    if folder is None or not (folder / LABELS).is_file():
+    if v is None or not v.bundle:
+        return None
+    folder = safe_path(workspace.root, v.bundle, "validation.bundle")
+    if not (folder / LABELS).is_file():
         return None
     labels: dict[str, Any] = read_json(folder, LABELS)
     if labels.get("bundle") != digest or labels.get("fault") != entry.id:

@@ -16,7 +16,7 @@ def apps() -> None:
 
 @apps.command("list")
 @json_option
-def list_cmd(as_json: bool) -> None:
+def list_cmd(as_json: bool) -> int:
     """List the applications of this catalog.
 
     Example: faultkit apps list
@@ -27,17 +27,18 @@ def list_cmd(as_json: bool) -> None:
         print_json(
             [{"name": a.name, "version": a.version, "services": len(a.services), "entry": a.entry} for a in rows]
         )
-        return
+        return 0
     table = Table("app", "version", "services", "entry")
     for a in rows:
         table.add_row(a.name, a.version, str(len(a.services)), a.entry)
     console().print(table)
+    return 0
 
 
 @apps.command("show")
 @click.argument("app")
 @json_option
-def show_cmd(app: str, as_json: bool) -> None:
+def show_cmd(app: str, as_json: bool) -> int:
     """Show an application's services, ports, callers and scope sizes.
 
     Example: faultkit apps show minishop
@@ -65,20 +66,21 @@ def show_cmd(app: str, as_json: bool) -> None:
                 ],
             }
         )
-        return
+        return 0
     table = Table("service", "workload", "ports", "calls", "scope", title=f"{a.name} {a.version} (entry: {a.entry})")
     for s in a.services:
         calls = ", ".join(b for x, b in a.edges if x == s.name)
         ports = ", ".join(f"{p.name}:{p.port}" for p in s.ports)
         table.add_row(s.name, f"{s.workload_kind}/{s.workload}", ports, calls, str(len(a.scope(s.name))))
     console().print(table)
+    return 0
 
 
 @apps.command("scope")
 @click.argument("app")
 @click.argument("service")
 @json_option
-def scope_cmd(app: str, service: str, as_json: bool) -> None:
+def scope_cmd(app: str, service: str, as_json: bool) -> int:
     """Print the affected scope of a fault at SERVICE: it and every service that reaches it.
 
     Example: faultkit apps scope minishop cartstore
@@ -88,3 +90,4 @@ def scope_cmd(app: str, service: str, as_json: bool) -> None:
         print_json(list(scope))
     else:
         click.echo("\n".join(scope))
+    return 0

@@ -39,7 +39,7 @@ def author() -> None:
               help="A checkout of the app's source (the folder the descriptor's services[].source are in).")
 @json_option
 def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, finish_id: str | None,
-             discard_id: str | None, source_root: Path | None, as_json: bool) -> None:
+             discard_id: str | None, source_root: Path | None, as_json: bool) -> int:
     """Author a code fault through a git working copy of the service's pinned source.
 
     \b
@@ -60,7 +60,7 @@ def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, fi
         if as_json:
             print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir),
                         "checks": checks})
-            return
+            return 0
         click.echo(f"Working copy of {session.app}/{session.source} ready. Edit the files under:\n"
                    f"  {session.edit_dir}\n"
                    + "".join(f"Run the service's own checks there: {' '.join(c)}\n" for c in checks)
@@ -68,6 +68,7 @@ def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, fi
                    f"  faultkit author code --finish {session.id}")
     else:
         raise UsageError("give --app, --service and --id to start, --finish ID to capture, or --discard ID")
+    return 0
 
 
 def _finish(ws: Workspace, entry_id: str, as_json: bool) -> None:
@@ -101,7 +102,7 @@ def _finish(ws: Workspace, entry_id: str, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the entry instead of writing it.")
 @json_option
 def config_cmd(app_name: str, workload: str, container: str | None, field_path: str, value: str | None, kind: str,
-               entry_id: str | None, category: str | None, dry_run: bool, as_json: bool) -> None:
+               entry_id: str | None, category: str | None, dry_run: bool, as_json: bool) -> int:
     """Author a config fault: one setting written directly in a manifest.
 
     Refused: Secrets and ConfigMaps, valueFrom references, envFrom, mounted files, telemetry
@@ -113,6 +114,7 @@ def config_cmd(app_name: str, workload: str, container: str | None, field_path: 
     ws = workspace()
     data = plan_config(ws, app_name, workload, container, field_path, value, kind, entry_id, category)
     _emit(ws, data, dry_run, as_json)
+    return 0
 
 
 @author.command("direct")
@@ -125,7 +127,7 @@ def config_cmd(app_name: str, workload: str, container: str | None, field_path: 
 @click.option("--dry-run", is_flag=True, help="Print the entry instead of writing it.")
 @json_option
 def direct_cmd(app_name: str, service: str, action: str, params: tuple[str, ...], level: str | None,
-               entry_id: str | None, dry_run: bool, as_json: bool) -> None:
+               entry_id: str | None, dry_run: bool, as_json: bool) -> int:
     """Author a direct fault: cpu-stress, memory-stress, instance-kill, instance-failure,
     network-delay, network-loss, dns-error, disk-fill or io-delay.
 
@@ -134,6 +136,7 @@ def direct_cmd(app_name: str, service: str, action: str, params: tuple[str, ...]
     ws = workspace()
     data = plan_direct(ws, app_name, service, action, params, level, entry_id)
     _emit(ws, data, dry_run, as_json, note=platforms_note(action))
+    return 0
 
 
 def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, note: str = "") -> None:
@@ -162,7 +165,7 @@ def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, not
 @click.option("--write", is_flag=True, help="Write the new candidates to catalog/<app>/ (never overwrites).")
 @click.option("--drafts", is_flag=True, help="Write them as drafts to drafts/<app>/ instead, outside the catalog.")
 @json_option
-def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_json: bool) -> None:
+def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_json: bool) -> int:
     """List every config and direct fault the rules allow for an application.
 
     Example: faultkit author candidates --app minishop --write
@@ -175,12 +178,13 @@ def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_j
     if as_json:
         print_json({"candidates": [{"id": c.id, "status": c.status, "note": c.note, "entry": c.data} for c in found],
                     "written": [p.relative_to(ws.root).as_posix() for p in written]})
-        return
+        return 0
     for c in found:
         d = c.data
         click.echo(f"{c.status:9} {c.id:60} {d.get('category', ''):18} {d.get('level', ''):8} {c.note}")
     counts = Counter(c.status for c in found)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     click.echo(f"{len(found)} candidates ({summary})" + (f"; wrote {len(written)}" if write else ""))
+    return 0
 
 

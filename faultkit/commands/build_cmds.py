@@ -14,7 +14,7 @@ from faultkit.commands.common import console, json_option, print_json, workspace
 @click.option("--push", "registry", metavar="REGISTRY", help="Tag and push every image to REGISTRY (host[:port]).")
 @json_option
 def build_cmd(app_name: str, services: tuple[str, ...], fault_id: str | None, registry: str | None,
-              as_json: bool) -> None:
+              as_json: bool) -> int:
     """Build one image per service with Docker; the service's lint and unit tests run in the image.
 
     Example: faultkit build --app minishop --fault minishop-code-checkout-shipping-quote
@@ -29,7 +29,7 @@ def build_cmd(app_name: str, services: tuple[str, ...], fault_id: str | None, re
             "marker": release.marker.as_dict() if release.marker else None,
             "pushed": [p.__dict__ for p in release.pushed],
         })
-        return
+        return 0
     # plain aligned columns: a table squeezed to a narrow terminal would cut the tag a manifest needs
     rows = [("service", "image id", "size", "seconds", "cached", "ci", "tag")] + [
         (b.service, b.id.removeprefix("sha256:")[:12], f"{b.size / 1e6:.1f} MB", f"{b.seconds:.1f}",
@@ -44,3 +44,4 @@ def build_cmd(app_name: str, services: tuple[str, ...], fault_id: str | None, re
                         f"{len(m.earlier)} earlier {m.service} images" + ("" if m.ok else " [bold red](not proven)"))
     for p in release.pushed:
         console().print(f"pushed {p.reference} ({p.digest})")
+    return 0

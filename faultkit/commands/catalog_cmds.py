@@ -56,7 +56,7 @@ def catalog() -> None:
               "are reported as draft findings, not errors.")
 @click.option("--no-cache", is_flag=True, help="Check every file afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
-def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool, as_json: bool) -> None:
+def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool, as_json: bool) -> int:
     """Check catalog entries: schema, then semantics against the app descriptors.
 
     Reports every problem at once with file, line and field path. Exits 1 on any error. Each
@@ -83,14 +83,15 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool
         pending = sum(f.severity == "draft" for f in report.findings)
         click.echo(f"{report.files} files, {report.errors} errors, {report.warnings} warnings"
                    + (f", {pending} placeholders for validation to fill" if drafts else ""))
-    raise SystemExit(1 if report.errors else 0)
+    return 1 if report.errors else 0
 
 
 @catalog.command("schema")
 @click.argument("name", default="entry", type=click.Choice(SCHEMAS))
-def schema_cmd(name: str) -> None:
+def schema_cmd(name: str) -> int:
     """Print a published JSON Schema (draft 2020-12): entry (default), app, schedule or release.
 
     Example: faultkit catalog schema entry > entry.schema.json
     """
     click.echo(schema_text(name), nl=False)
+    return 0

@@ -33,7 +33,7 @@ from faultkit.gate.junit import failure_text, write_junit
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @json_option
 def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, no_cache: bool,
-             as_json: bool) -> None:
+             as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
@@ -63,7 +63,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
         print_json(_as_data(result))
     else:
         _render(result)
-    raise SystemExit(0 if result.passed else 1)
+    return 0 if result.passed else 1
 
 
 def _as_data(result: GateResult) -> dict:

@@ -37,7 +37,7 @@ from faultkit.yamlio import atomic_write
 @json_option
 def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source: Path | None, upstream: str | None,
                upstream_path: str, upstream_commit: str | None, sites: tuple[str, ...], dry_run: bool, force: bool,
-               as_json: bool) -> None:
+               as_json: bool) -> int:
     """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
 
     The manifests are copied beside the descriptor (manifests/) unless they are there already, or
@@ -69,11 +69,12 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
                     "fault_control_edges": [list(e) for e in result.controls],
                     "roles": dict(result.roles),
                     "external": [{"service": s, "address": a} for s, a in result.external]})
-        return
+        return 0
     if dry_run:
         click.echo(text, nl=False)
     for line in summary(result, written):
         click.echo(line, err=dry_run)
+    return 0
 
 
 def _site(text: str) -> dict[str, str]:
@@ -133,7 +134,7 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool, copy: b
 @click.option("--manifests", "folder", required=True, type=click.Path(path_type=Path),
               help="The folder holding your copy of the upstream files.")
 @json_option
-def verify_cmd(app: str, folder: Path, as_json: bool) -> None:
+def verify_cmd(app: str, folder: Path, as_json: bool) -> int:
     """Check that a copy of an application's upstream files is the version its descriptor records.
 
     Example: faultkit apps verify boutique --manifests ~/src/microservices-demo/release
@@ -152,6 +153,7 @@ def verify_cmd(app: str, folder: Path, as_json: bool) -> None:
         raise InputError(f"{folder}: not {result.repository} at {result.version} "
                          f"({sum(f.status != 'ok' for f in result.files)} of {len(result.files)} files differ or are "
                          "missing); check out that version")
+    return 0
 
 
 apps_cmds.apps.add_command(import_cmd)

@@ -13,7 +13,7 @@ from faultkit.scaffold import init
 @click.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".")
 @json_option
-def init_cmd(directory: Path, as_json: bool) -> None:
+def init_cmd(directory: Path, as_json: bool) -> int:
     """Lay out a new catalog repository in DIRECTORY (default: here), ready for `faultkit apps import`.
 
     Example: faultkit init my-catalog && cd my-catalog && faultkit apps import --name shop manifests.yaml
@@ -22,7 +22,7 @@ def init_cmd(directory: Path, as_json: bool) -> None:
     if as_json:
         print_json({"root": str(made.root), "written": list(made.written), "kept": list(made.kept),
                     "git_initialised": made.git_initialised})
-        return
+        return 0
     for rel in made.written:
         click.echo(f"wrote {rel}")
     for rel in made.kept:
@@ -30,3 +30,4 @@ def init_cmd(directory: Path, as_json: bool) -> None:
     if made.git_initialised:
         click.echo("initialised a git repository (code faults are authored in git working copies)")
     click.echo(f"next: cd {directory} && faultkit apps import --name APP path/to/manifests.yaml")
+    return 0

@@ -14,7 +14,7 @@ from faultkit.labels.catalog_io import label_fault, select, write_labels
 @click.option("--all", "every", is_flag=True, help="Every admitted fault with a bundle here.")
 @click.option("--write", is_flag=True, help="Write labels.json beside each verdict (outside the sealed manifest).")
 @json_option
-def label_cmd(fault: str | None, every: bool, write: bool, as_json: bool) -> None:
+def label_cmd(fault: str | None, every: bool, write: bool, as_json: bool) -> int:
     """Derive a fault's labels from its admitting evidence bundle alone: the key evidence by modality,
     the causal chain cause -> propagation -> impact, and numeric checkpoints that held in every
     counted cycle.
@@ -52,4 +52,4 @@ def label_cmd(fault: str | None, every: bool, write: bool, as_json: bool) -> Non
             out.print(f"{len(items)} labels.json written")
         for f in stale:
             out.print(f"[red]{f}: the stored labels.json differs from the recomputation; run with --write[/red]")
-    raise SystemExit(1 if stale else 0)
+    return 1 if stale else 0

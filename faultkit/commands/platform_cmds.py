@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.platforms.local import LocalPlatform, local_platform
+from faultkit.platforms.local.status import SupervisorStatus
 
 
 def _platform() -> LocalPlatform:
@@ -31,7 +31,7 @@ def _platform() -> LocalPlatform:
     show_default=True,
     help="Seconds to wait for every service to become ready.",
 )
-def up(app: str, replicas: int | None, timeout: float) -> None:
+def up(app: str, replicas: int | None, timeout: float) -> int:
     """Run an application's manifests as local processes and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
@@ -44,18 +44,20 @@ def up(app: str, replicas: int | None, timeout: float) -> None:
     console().print(
         f"{app} is up: {len(status['services'])} services ready in {time.time() - started:.1f}s; entry {_entry(status)}"
     )
+    return 0
 
 
-def _entry(status: dict[str, Any]) -> str:
+def _entry(status: SupervisorStatus) -> str:
     from faultkit.apps.descriptor import load_app
 
     app = load_app(workspace(), status["app"])
-    return status["services"].get(app.entry, {}).get("endpoint") or "(none)"
+    service = status["services"].get(app.entry)
+    return (service["endpoint"] if service else None) or "(none)"
 
 
 @click.command("status")
 @json_option
-def status(as_json: bool) -> None:
+def status(as_json: bool) -> int:
     """Show the running application's services: instances, readiness, restarts, build, endpoint.
 
     Example: faultkit status --json
@@ -66,11 +68,11 @@ def status(as_json: bool) -> None:
             print_json({"up": False})
         else:
             console().print("Nothing is up on the local platform.")
-        return
+        return 0
     data = platform.status()
     if as_json:
         print_json({"up": True, **data})
-        return
+        return 0
     table = Table(title=f"{data['app']} on the local platform ({data['phase']})")
     for column in ("service", "ready", "restarts", "oom", "build"):
         table.add_column(column, no_wrap=True)
@@ -87,10 +89,11 @@ def status(as_json: bool) -> None:
         )
     console().print(table)
     console().print(f"memory limits: enforced; cpu limits: {data.get('cpu_limits', 'not enforced')}")
+    return 0
 
 
 @click.command("down")
-def down() -> None:
+def down() -> int:
     """Stop the running application and every process the local platform started.
 
     Example: faultkit down
@@ -99,10 +102,11 @@ def down() -> None:
     if not platform.is_up():
         platform.down()  # still sweeps what a crashed supervisor may have left
         console().print("Nothing is up on the local platform.")
-        return
+        return 0
     app = platform.app()
     platform.down()
     console().print(f"{app} is down; every process it started has exited.")
+    return 0
 
 
 def register(group: click.Group) -> None:

@@ -48,7 +48,7 @@ def custody(ws: Workspace, trust: tuple[Path, ...]) -> Custody:
 @click.option("--out", "out", type=click.Path(path_type=Path), help="Folder to write into (default: dist/).")
 @trust_option
 @json_option
-def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as_json: bool) -> None:
+def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as_json: bool) -> int:
     """Build dist/catalog-<version>.json from the entries whose admitting verdict is current.
 
     Every bundle is verified, its signer checked against the trusted keys, its sealed inputs
@@ -72,7 +72,7 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
                 "excluded": release["excluded"],
             }
         )
-        return
+        return 0
     out_console = console()
     for item in release["excluded"]:
         line = f"{item['id']}: {item['reason']} ({item.get('detail', '')})"
@@ -81,6 +81,7 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
         f"{shown}: {len(release['entries'])} entries, {len(release['excluded'])} excluded, {release['digest']}",
         markup=False,
     )
+    return 0
 
 
 @click.command("export")
@@ -96,7 +97,7 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
 @click.option("--namespace", default="default", show_default=True, help="chaos-mesh: namespace of the target pods.")
 @click.option("--duration", "duration", help="chaos-mesh: how long each fault lasts (default: its validation window).")
 @trust_option
-def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None, trust: tuple[Path, ...]) -> None:
+def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None, trust: tuple[Path, ...]) -> int:
     """Export each admitted fault as an incident record (title, summary, impact, root cause,
     mitigation, timeline), built from its entry and evidence.
 
@@ -126,6 +127,7 @@ def export_cmd(fmt: str, out: Path | None, namespace: str, duration: str | None,
         console(stderr=True).print(f"{out}: written", markup=False)
     else:
         click.echo(text, nl=False)
+    return 0
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -44,7 +44,7 @@ def schedule() -> None:
 def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
                injection_minutes: float | None, observation_minutes: float | None,
                ramp: float | None, release_file: Path | None, from_catalog: bool,
-               out: Path | None, as_json: bool) -> None:
+               out: Path | None, as_json: bool) -> int:
     """Draw a seeded schedule for one app and write it as JSON (faultkit/schedule/v1).
 
     Categories follow the production shares renormalised over the app's categories; arrivals
@@ -61,16 +61,19 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     overrides = {"faults": faults, "injection_minutes": injection_minutes,
                  "observation_minutes": observation_minutes, "ramp": ramp}
     params = preset(preset_name, **overrides)
+    # a release file written to a given path needs no catalog repository: `ws or workspace()` below
+    # finds one only where it is needed (the other branches never run without one)
     ws = None if release_file and out else workspace()
     if from_catalog:
-        source = working_tree(ws, app)  # type: ignore[arg-type]
+        source = working_tree(ws or workspace(), app)
     else:
-        source = load_release(release_file or newest_release(ws))  # type: ignore[arg-type]
+        source = load_release(release_file or newest_release(ws or workspace()))
     doc = document.build(source, app, params, number)
     custom = "-custom" if any(v is not None for v in overrides.values()) else ""
     if out is None:
         name = f"{app}-{preset_name}{custom}-seed{number}.json"
-        path = confine(ws.root, ws.schedules_dir / name, "schedule file")  # type: ignore[union-attr]
+        here = ws or workspace()
+        path = confine(here.root, here.schedules_dir / name, "schedule file")
     else:
         path = out
     document.write(doc, path)
@@ -78,11 +81,12 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
     if as_json:
         print_json({"file": str(path), "release": doc["release"], "app": app, "seed": number,
                     "params": doc["params"], "stats": stats})
-        return
+        return 0
     console().print(
         f"{path}: {stats['injected']} faults for {app} from release {source.version}, "
         f"{stats['invocations']} invocations, mean {stats['mean_active']:.2f} active, "
         f"peak {stats['peak_active']}, {stats['skipped_draws']} skipped draws", markup=False)
+    return 0
 
 
 @schedule.command("show")
@@ -90,7 +94,7 @@ def export_cmd(app: str, seed: str, preset_name: str, faults: int | None,
 @click.option("--png", type=click.Path(path_type=Path),
               help="Also plot active faults over time, by category (needs faultkit[plot]).")
 @json_option
-def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
+def show_cmd(file: Path, png: Path | None, as_json: bool) -> int:
     """Summarise a schedule: counts, category mix against its targets, concurrency, timeline.
 
     The mean is over every invocation of the run (injection and observation), counting the
@@ -106,8 +110,9 @@ def show_cmd(file: Path, png: Path | None, as_json: bool) -> None:
         write_png(doc, png)
     if as_json:
         print_json({**summary, "png": str(png) if png else None})
-        return
+        return 0
     _print_summary(doc, summary, png)
+    return 0
 
 
 def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
@@ -154,7 +159,7 @@ def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
 @click.option("--runs", "runs_dir", type=click.Path(path_type=Path), help="Folder for run records (default runs/).")
 @json_option
 def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | None, budget: str,
-            latency_ms: float, timeout_s: float | None, runs_dir: Path | None, as_json: bool) -> None:
+            latency_ms: float, timeout_s: float | None, runs_dir: Path | None, as_json: bool) -> int:
     """Replay a schedule on the running app: inject and revert its faults on the invocation clock,
     through the validator's change values and journal, and seal a run record.
 
@@ -180,19 +185,20 @@ def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | 
         if as_json:
             folder, figures = run_schedule(ws, platform, plan, options, quiet, lambda _m: None)
             print_json({"record": str(folder), **figures})
-            return
+            return 0
         with LiveView(plan.name) as view:
             folder, figures = run_schedule(ws, platform, plan, options, view.show, lambda m: err.print(m))
     except Interrupted as stop:  # SIGTERM or --timeout: the run reverted everything and sealed its record
         click.echo(f"Stopped ({stop}): every active fault was reverted; the record is sealed.", err=True)
-        raise SystemExit(130) from None
+        return 130
     _print_figures(figures, folder)
+    return 0
 
 
 @schedule.command("judge")
 @click.argument("run", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @json_option
-def judge_cmd(run: Path, as_json: bool) -> None:
+def judge_cmd(run: Path, as_json: bool) -> int:
     """Recompute a run's figures from its sealed record alone and compare them with the recorded ones.
 
     Refuses a tampered record. Exits 0 when the figures agree byte for byte.
@@ -207,7 +213,7 @@ def judge_cmd(run: Path, as_json: bool) -> None:
     else:
         _print_figures(figures, run)
         click.echo("recomputed figures match the recorded ones" if same else "MISMATCH with the recorded figures")
-    raise SystemExit(0 if same else 1)
+    return 0 if same else 1
 
 
 def _print_figures(f: dict, folder: Path) -> None:

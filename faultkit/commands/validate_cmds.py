@@ -18,7 +18,7 @@ from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import is_screening_criterion
 from faultkit.workspace import Workspace
@@ -50,7 +50,7 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, platform_name: str, as_json: bool) -> None:
+                 no_record: bool, key: Path | None, platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -61,7 +61,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     if key is not None:
         # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
-    params = Params(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
+    params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:
@@ -75,7 +75,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         print_json({**verdict, "bundle": str(folder)})
     else:
         render_verdict(verdict, folder)
-    raise SystemExit(0 if verdict["status"] == "admitted" else 1)
+    return 0 if verdict["status"] == "admitted" else 1
 
 
 def render_verdict(verdict: Verdict, folder: Path) -> None:
@@ -100,7 +100,7 @@ def render_verdict(verdict: Verdict, folder: Path) -> None:
 @click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="Public key (PEM) of a trusted validator; repeatable. Adds to [trust] keys in faultkit.toml.")
 @json_option
-def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> None:
+def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> int:
     """Recompute a verdict from its sealed evidence bundle alone and compare it with the recorded one.
 
     Refuses a tampered bundle, and one not signed by a trusted validator key (--trust, [trust] in
@@ -122,7 +122,7 @@ def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> None:
         click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
         if labels is not None:
             click.echo(f"recomputed {LABELS} matches the stored one")
-    raise SystemExit(0 if same else 1)
+    return 0 if same else 1
 
 
 def _labels_match(bundle: Path) -> bool | None:
@@ -138,7 +138,7 @@ def _labels_match(bundle: Path) -> bool | None:
 
 @click.command("recover")
 @platform_option
-def recover_cmd(platform_name: str) -> None:
+def recover_cmd(platform_name: str) -> int:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
 
     Example: faultkit recover
@@ -148,6 +148,7 @@ def recover_cmd(platform_name: str) -> None:
     if not journal.open_changes():
         journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
-        return
+        return 0
     for line in recover(get_platform(platform_name, ws), journal):
         click.echo(line)
+    return 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.process import Result, run
+from faultkit.process import ProcessResult, run
 from faultkit.workspace import Workspace
 
 DATA_DIRS = ("catalog", "patches", "apps")
@@ -29,11 +29,11 @@ class Changes:
     prefix: str  # the workspace's folder inside the repository ("" at the top)
 
 
-def git(cwd: Path, *args: str) -> Result:
+def git(cwd: Path, *args: str) -> ProcessResult:
     return run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, timeout=120, env={"GIT_OPTIONAL_LOCKS": "0"})
 
 
-def _ok(result: Result) -> str:
+def _ok(result: ProcessResult) -> str:
     if not result.ok:
         raise FaultkitError(f"{' '.join(result.command)} failed with exit code {result.code}: {result.tail(5)}")
     return result.output

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.catalog.lint import Finding, Linter, discover, load_entry_file
-from faultkit.catalog.lint_cache import Result, Store
+from faultkit.catalog.lint_cache import FileLint, Store
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import verdict_state
 from faultkit.errors import FaultkitError
@@ -62,17 +62,17 @@ class GateResult:
 def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local") -> Validator:
     """The admission protocol on the platform that runs the app, as the gate's Validator."""
     from faultkit.platforms import get_platform
-    from faultkit.validators.pipeline import Params, validate
+    from faultkit.validators.pipeline import ValidationParams, validate
 
     def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
         verdict, _ = validate(workspace, get_platform(platform, workspace), entry.id,
-                              Params(window_s=window_s, interval_s=interval_s), record=False)
+                              ValidationParams(window_s=window_s, interval_s=interval_s), record=False)
         return verdict
 
     return run
 
 
-def entries_using(every: dict[str, Result], patches: tuple[str, ...]) -> dict[str, str]:
+def entries_using(every: dict[str, FileLint], patches: tuple[str, ...]) -> dict[str, str]:
     """{entry file: patch} for the catalog entries whose code.patch is one of `patches`."""
     wanted = set(patches)
     return {name: str(r.facts.patch) for name, r in every.items() if r.facts and r.facts.patch in wanted}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from faultkit.errors import FaultkitError
 from faultkit.evidence import read_json
+from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
 
 PHASES = ("before", "after", "recovery")
@@ -41,7 +41,7 @@ def window_figures(folder: Path) -> list[WindowFigure]:
         return []
     out = []
     for c in cycles:
-        windows: dict[str, dict[str, Any]] = {p: read_json(folder, f"windows/{c[p]}.json") for p in PHASES if c.get(p)}
+        windows: dict[str, Window] = {p: read_json(folder, f"windows/{c[p]}.json") for p in PHASES if c.get(p)}
         before = windows.get("before")
         for phase, w in windows.items():
             if not w.get("samples"):

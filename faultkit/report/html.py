@@ -3,6 +3,7 @@ error into the DOM (tests read it back from a headless browser)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from html import escape
 
 from faultkit.report.data import THRESHOLDS, ReportData
@@ -77,7 +78,7 @@ def _coverage(data: ReportData) -> str:
         for s in app.service_names:
             cells = []
             for c in CATEGORIES:
-                n, a = table.get(s, {}).get(c, 0), adm.get(s, {}).get(c, 0)
+                n, a = table.get(s, Counter())[c], adm.get(s, Counter())[c]
                 cells.append(f"<td class='c{min(a, 4)}'>{f'{a} / {n}' if n else '·'}</td>")
             rows.append(f"<tr><th class='l'>{escape(s)}</th>{''.join(cells)}</tr>")
         parts.append(

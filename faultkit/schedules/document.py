@@ -8,8 +8,8 @@ from typing import Any
 
 from faultkit import jsonio
 from faultkit.errors import InputError
-from faultkit.schedules.generator import Candidate, generate
-from faultkit.schedules.params import Params
+from faultkit.schedules.generator import Injectable, generate
+from faultkit.schedules.params import ScheduleParams
 from faultkit.schedules.sources import Source
 from faultkit.schema import breadcrumb, validator
 from faultkit.yamlio import atomic_write
@@ -19,9 +19,9 @@ SCHEMA = "faultkit/schedule/v1"
 ALGORITHM = {"name": "linear-ramp-inverse-cdf", "prng": "splitmix64", "version": 1}
 
 
-def build(source: Source, app: str, params: Params, seed: int) -> dict[str, Any]:
+def build(source: Source, app: str, params: ScheduleParams, seed: int) -> dict[str, Any]:
     """Draw the schedule for one app of a catalog and wrap it as a schedule document."""
-    candidates: list[Candidate] = source.candidates(app)
+    candidates: list[Injectable] = source.candidates(app)
     result = generate(candidates, params, seed)
     return {
         "schema": SCHEMA,

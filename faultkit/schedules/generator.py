@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from faultkit.catalog.vocab import CATEGORY_SHARES
 from faultkit.errors import InputError
-from faultkit.schedules.params import Params, check, check_seed
+from faultkit.schedules.params import ScheduleParams, check, check_seed
 from faultkit.schedules.prng import SplitMix64, stream
 
 # Shares as exact integers (per mille), so the category draw is integer arithmetic.
@@ -22,7 +22,7 @@ _WEIGHTS = {c: round(s * 1000) for c, s in CATEGORY_SHARES.items()}
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Injectable:
     """A fault the schedule may inject: its id, category and the artifact it changes."""
 
     id: str
@@ -46,7 +46,7 @@ class Event:
 
 
 @dataclass(frozen=True)
-class Result:
+class DrawnSchedule:
     events: tuple[Event, ...]
     stats: dict[str, object]
 
@@ -58,7 +58,7 @@ def target_shares(categories: Iterable[str]) -> dict[str, float]:
     return {c: _WEIGHTS[c] / total for c in present}
 
 
-def generate(candidates: Sequence[Candidate], params: Params, seed: int) -> Result:
+def generate(candidates: Sequence[Injectable], params: ScheduleParams, seed: int) -> DrawnSchedule:
     """Draw one schedule. Raises InputError when the candidates cannot make any schedule."""
     params, seed = check(params), check_seed(seed)
     pool = _pool(candidates)
@@ -98,10 +98,10 @@ def generate(candidates: Sequence[Candidate], params: Params, seed: int) -> Resu
             active_artifacts.add(chosen.artifact)
     for k in sorted(reverts):
         events.extend(reverts[k])
-    return Result(tuple(events), _stats(events, params, len(slots), skipped, supported))
+    return DrawnSchedule(tuple(events), _stats(events, params, len(slots), skipped, supported))
 
 
-def arrival_slots(params: Params, rng: SplitMix64) -> list[int]:
+def arrival_slots(params: ScheduleParams, rng: SplitMix64) -> list[int]:
     """The invocation slot of each arrival, in order of arrival.
 
     Arrivals follow a Poisson process whose intensity rises linearly from l0 to ramp*l0 over the
@@ -127,7 +127,7 @@ def arrival_slots(params: Params, rng: SplitMix64) -> list[int]:
     return [min(int(x * n), n - 1) for x in sorted(times)]
 
 
-def active_slots(params: Params, rng: SplitMix64) -> int:
+def active_slots(params: ScheduleParams, rng: SplitMix64) -> int:
     """How many invocations a fault stays active: a duration uniform in [min, max] minutes, and
     the revert waits for the first invocation boundary at or after it (faults change only
     between invocations), so 4 to 12 minutes become 3 to 6 invocations of 120 s."""
@@ -150,12 +150,12 @@ def active_profile(events: Iterable[Event | dict], invocations: int) -> list[int
     return out
 
 
-def _pool(candidates: Sequence[Candidate]) -> dict[str, list[Candidate]]:
+def _pool(candidates: Sequence[Injectable]) -> dict[str, list[Injectable]]:
     if not candidates:
         raise InputError("no candidate faults: the catalog holds no entries for this app; "
                          "add entries or choose another app")
     seen: set[str] = set()
-    pool: dict[str, list[Candidate]] = {}
+    pool: dict[str, list[Injectable]] = {}
     for c in sorted(candidates, key=lambda c: c.id):
         if c.id in seen:
             raise InputError(f"fault {c.id!r} appears twice among the candidates; "
@@ -179,7 +179,7 @@ def _weighted(categories: list[str], total: int, rng: SplitMix64) -> str:
     raise AssertionError("unreachable: weights sum to total")
 
 
-def _stats(events: list[Event], params: Params, arrivals: int, skipped: Counter[str],
+def _stats(events: list[Event], params: ScheduleParams, arrivals: int, skipped: Counter[str],
            supported: list[str]) -> dict[str, object]:
     profile = active_profile(events, params.invocations)
     injects = [e for e in events if e.op == "inject"]

@@ -13,7 +13,7 @@ MAX_SEED = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
-class Params:
+class ScheduleParams:
     """What shapes a schedule. Minutes are whole multiples of the invocation interval."""
 
     preset: str
@@ -43,14 +43,14 @@ class Params:
 # light-10 / light-5: short runs at lower load; the reference gives only the fault counts, so the
 # periods are ours: 20 + 10 minutes for ten faults, 10 + 10 for five, with exactly that many faults
 # ("fixed") because a short run is compared by its count, and the same four-fold ramp.
-PRESETS: dict[str, Params] = {
-    "main": Params("main", 60, 60, 30, 4.0, "poisson"),
-    "light-10": Params("light-10", 10, 20, 10, 4.0, "fixed"),
-    "light-5": Params("light-5", 5, 10, 10, 4.0, "fixed"),
+PRESETS: dict[str, ScheduleParams] = {
+    "main": ScheduleParams("main", 60, 60, 30, 4.0, "poisson"),
+    "light-10": ScheduleParams("light-10", 10, 20, 10, 4.0, "fixed"),
+    "light-5": ScheduleParams("light-5", 5, 10, 10, 4.0, "fixed"),
 }
 
 
-def preset(name: str, **overrides: Any) -> Params:
+def preset(name: str, **overrides: Any) -> ScheduleParams:
     """A preset with some values replaced (None means keep the preset's), then checked."""
     if name not in PRESETS:
         raise UsageError(f"--preset: unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
@@ -58,7 +58,7 @@ def preset(name: str, **overrides: Any) -> Params:
     return check(replace(PRESETS[name], **changes))
 
 
-def check(p: Params) -> Params:
+def check(p: ScheduleParams) -> ScheduleParams:
     """Raise UsageError for the first value that cannot make a schedule; return p otherwise."""
     minutes = p.interval_s / 60
     _number(p.injection_minutes, "--injection-minutes")

@@ -11,7 +11,7 @@ from typing import Any
 from faultkit import jsonio
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
-from faultkit.schedules.generator import Candidate
+from faultkit.schedules.generator import Injectable
 from faultkit.workspace import Workspace
 from faultkit.yamlio import MAX_BYTES, canonical_json
 
@@ -33,7 +33,7 @@ class Source:
     def apps(self) -> list[str]:
         return sorted({str(e.get("app")) for e in self.entries})
 
-    def candidates(self, app: str) -> list[Candidate]:
+    def candidates(self, app: str) -> list[Injectable]:
         """The app's entries as candidates; InputError when the app has none here."""
         if not self.entries:
             raise InputError(f"{self.where}: the catalog holds no entries; "
@@ -49,18 +49,18 @@ class Source:
             except (KeyError, TypeError, AttributeError, ValueError) as e:
                 raise InputError(f"{self.where}: entry {data.get('id', '?')!r} is malformed "
                                  f"({type(e).__name__}: {e}); rebuild the release") from None
-            out.append(Candidate(entry.id, entry.category, entry.artifact_key))
+            out.append(Injectable(entry.id, entry.category, entry.artifact_key))
         return out
 
 
 def newest_release(ws: Workspace) -> Path:
     """The dist/catalog-<version>.json with the highest version (numeric parts compared as
     numbers, so 1.10 is newer than 1.9)."""
-    found = [p for p in ws.dist_dir.glob("catalog-*.json") if _RELEASE_NAME.match(p.name)]
+    found = [(m.group(1), p) for p in ws.dist_dir.glob("catalog-*.json") if (m := _RELEASE_NAME.match(p.name))]
     if not found:
         raise InputError("no catalog release in dist/; run `faultkit catalog build` first, "
                          "or pass --release")
-    return max(found, key=lambda p: _version_key(_RELEASE_NAME.match(p.name).group(1)))  # type: ignore[union-attr]
+    return max(found, key=lambda found_file: _version_key(found_file[0]))[1]
 
 
 def load_release(path: Path) -> Source:
@@ -98,8 +98,8 @@ def working_tree(ws: Workspace, app: str) -> Source:
     entries = []
     for path in discover(ws, [folder]):
         item, _ = load_entry_file(path, ws)
-        if item.entry is not None:
-            entries.append(dict(item.located.data))  # type: ignore[union-attr]
+        if item.entry is not None and item.located is not None:  # a valid entry always has its document
+            entries.append(dict(item.located.data))
     entries.sort(key=lambda e: e["id"])
     digest = "sha256:" + hashlib.sha256(canonical_json(entries).encode()).hexdigest()
     return Source(WORKING_TREE, digest, tuple(entries), f"catalog/{app}/")

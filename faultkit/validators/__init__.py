@@ -1,4 +1,4 @@
-"""Validation: the staged admission protocol, screening rules, evidence bundles, judge, journal.
+"""Validation: the staged admission protocol, screening rules, judge, journal.
 
 One job per module, imports running downward (catalog and observe below, commands above):
 
@@ -14,7 +14,6 @@ One job per module, imports running downward (catalog and observe below, command
 - signals.py    SIGTERM and the timeout unwind like Ctrl-C
 - records.py    the typed stage and cycle records; observe/window.py types the windows
 - screening.py, judge.py   the pure rules and the verdict, from a bundle alone
-- bundle.py     sealed evidence bundles
-
-Writing the verdict back into the entry is the catalog's (catalog/writeback.py).
+Sealed evidence bundles are faultkit/evidence.py, below both this package and the catalog that
+admits on them; writing the verdict back into the entry is the catalog's (catalog/writeback.py).
 """

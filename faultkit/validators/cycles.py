@@ -20,7 +20,7 @@ from faultkit.platforms.base import Platform
 from faultkit.validators import screening
 from faultkit.validators.changes import Change
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.records import CheckRecord, CycleRecord
 from faultkit.validators.stagelog import StageLog
 
@@ -39,7 +39,7 @@ class Cycles:
     sampler: Sampler
     entry: Entry
     change: Change
-    params: Params
+    params: ValidationParams
     scope: tuple[str, ...]
 
     def run(self) -> None:

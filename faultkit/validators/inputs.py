@@ -14,7 +14,7 @@ from faultkit.apps.descriptor import AppDescriptor
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.validators import screening
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.workspace import Workspace
 
 
@@ -71,7 +71,8 @@ def app_snapshot(app: AppDescriptor, entry: Entry) -> AppSnapshot:
     }
 
 
-def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: Params, platform: str) -> InputsRecord:
+def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: ValidationParams,
+                  platform: str) -> InputsRecord:
     body = {k: v for k, v in thaw(entry.raw).items() if k != "validation"}
     patch: PatchRecord | None = None
     if entry.code:

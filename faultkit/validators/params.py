@@ -8,7 +8,7 @@ from faultkit.errors import UsageError
 
 
 @dataclass(frozen=True)
-class Params:
+class ValidationParams:
     window_s: float = 300.0
     interval_s: float = 2.0
     repeat: int = 2

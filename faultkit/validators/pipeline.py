@@ -26,13 +26,13 @@ from faultkit.validators.faults import load_fault
 from faultkit.validators.inputs import app_snapshot, inputs_record
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, judge_bundle
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.signals import Interrupted, signals_unwind
 from faultkit.validators.stagelog import OnStage, Progress, StageLog, no_hook, no_progress
 from faultkit.validators.stages import StaticStages
 from faultkit.workspace import Workspace
 
-__all__ = ["Params", "validate"]
+__all__ = ["ValidationParams", "validate"]
 
 
 def check_platform(platform: Platform, entry: Entry) -> None:
@@ -55,7 +55,7 @@ def validate(
     workspace: Workspace,
     platform: Platform,
     fault_id: str,
-    params: Params,
+    params: ValidationParams,
     evidence: Path | None = None,
     progress: Progress = no_progress,
     timeout_s: float | None = None,

@@ -6,20 +6,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from faultkit.scaffold import init
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 MINISHOP = REPO / "apps" / "minishop"
 
 
 def _faultkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return run_cli(*args, cwd=cwd)
 
 
 def _catalog(tmp_path: Path, source: str, copy_source: bool) -> Path:

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import git
 import yaml
 
 from faultkit.scaffold import init
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "manifests"
 
 
 def _faultkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return run_cli(*args, cwd=cwd)
 
 
 def test_packaged_templates_are_this_repositorys_own() -> None:

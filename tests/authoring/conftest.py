@@ -1,4 +1,4 @@
-"""In-process runs of the real CLI entry point (faultkit.cli.main), for the many refusal cases."""
+"""`fk`: the real CLI in the workspace, its output split into code, stdout and stderr."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from faultkit.cli import main
+from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
 
 
 @dataclass
@@ -18,11 +19,9 @@ class Run:
 
 
 @pytest.fixture
-def fk(ws, capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+def fk(ws: Workspace) -> Callable[..., Run]:
     def run(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        proc = run_cli(*args, cwd=ws.root)
+        return Run(proc.returncode, proc.stdout, proc.stderr)
 
     return run

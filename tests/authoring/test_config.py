@@ -137,7 +137,7 @@ def test_defaults_by_kind_and_dry_run(ws: Workspace, fk) -> None:
 
 
 def test_lint_flags_a_leaky_value_written_by_hand(ws: Workspace) -> None:
-    from factories import entry_data, write_entry
+    from tests.factories import entry_data, write_entry
 
     data = entry_data()
     data["config"] = dict(data["config"], new="cartstore-broken:6379", kind="connection-host")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factories import entry_data, write_entry
-
 from faultkit.catalog.lint import lint
+from tests.factories import entry_data, write_entry
 
 
 def messages(ws, *paths):

@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from factories import cart_prefix_entry, entry_data, port_entry, write_entry
 
 import faultkit
 from faultkit.catalog import lint as lint_module
@@ -18,6 +16,8 @@ from faultkit.catalog import lint_cache
 from faultkit.catalog.lint import lint
 from faultkit.catalog.lint_cache import CACHE_DIR, Store
 from faultkit.commands.catalog_cmds import EVIDENCE_RULE
+from tests.factories import cart_prefix_entry, entry_data, port_entry, write_entry
+from tests.helpers.cli import FAULTKIT, run_cli
 
 PATCH = ('--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n SERVICE = "cart"\n'
          ' MAX_QUANTITY = 999\n+_PREFIX = "cart-v2:"\n')
@@ -126,9 +126,9 @@ def test_every_input_a_result_depends_on_invalidates_it(catalog, monkeypatch, wh
 def test_two_lints_at_once_share_one_sound_cache(catalog, monkeypatch):
     for i in range(30, 90):
         write_entry(catalog, port_entry(i))
-    command = [sys.executable, "-m", "faultkit.cli", "catalog", "lint", "--json"]
-    fresh = subprocess.run([*command, "--no-cache"], cwd=catalog.root, capture_output=True, text=True, timeout=300)
-    runs = [subprocess.Popen(command, cwd=catalog.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    fresh = run_cli("catalog", "lint", "--json", "--no-cache", cwd=catalog.root)
+    runs = [subprocess.Popen([*FAULTKIT, "catalog", "lint", "--json"], cwd=catalog.root, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in runs]
     assert [p.returncode for p in runs] == [1, 1], outputs

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from factories import port_entry, write_entry
+from tests.factories import port_entry, write_entry
 
 PACKAGE = Path(__file__).resolve().parents[2] / "faultkit"
 # what a lint answered from its cache must not import (the rules, YAML, the schema check, the app model)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers.cli import cli_env, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def faultkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=600)
+    return run_cli(*args, cwd=REPO, env=cli_env(**(env or {})), timeout=600)
 
 
 def test_shipped_catalog_lints_clean():

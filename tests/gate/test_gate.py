@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import git
 import pytest
-from factories import cart_prefix_entry, port_entry, write_entry
 
 from faultkit.catalog.model import Entry
 from faultkit.gate.core import run_gate
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
-from admit import admit  # noqa: E402
+from tests.factories import cart_prefix_entry, port_entry, write_entry
+from tests.helpers.cli import run_cli
+from tests.release.admit import admit
 
 config = port_entry
 REPO = Path(__file__).resolve().parents[2]
@@ -177,18 +175,11 @@ def test_validate_needs_a_running_platform(ws, repo, cli):
 
 
 def test_github_step_summary_is_written(ws, repo, tmp_path):
-    import subprocess
 
     write_entry(ws, config(4))
     commit(repo)
     summary = tmp_path / "summary.md"
     env = {**__import__("os").environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "gate", "--base", "HEAD~1", "--github"],
-        cwd=ws.root,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli("gate", "--base", "HEAD~1", "--github", cwd=ws.root, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "| ms-cart-port-4 |" in summary.read_text()

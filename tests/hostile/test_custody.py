@@ -9,14 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from admit import admit, make_bundle
-from conftest import assert_clean
-from factories import cart_prefix_entry, port_entry, write_entry
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
 from faultkit.evidence import MANIFEST, SIGNATURE, sign
 from faultkit.keys import fingerprint, generate
+from tests.factories import cart_prefix_entry, port_entry, write_entry
+from tests.hostile.refusal import assert_clean
+from tests.release.admit import admit, make_bundle
 
 PATCH = """\
 --- a/src/cart/main.py

@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from admit import make_bundle
-from factories import cart_prefix_entry, entry_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +27,8 @@ from faultkit.evidence import BundleWriter
 from faultkit.schedules import document, synthetic
 from faultkit.schedules.sources import load_release
 from faultkit.validators.judge import verify_and_judge
+from tests.factories import cart_prefix_entry, entry_data
+from tests.release.admit import make_bundle
 
 EXAMPLES = int(os.environ.get("FAULTKIT_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

@@ -9,12 +9,12 @@ import os
 from pathlib import Path
 
 import pytest
-from admit import make_bundle
-from conftest import assert_clean
-from factories import port_entry
 
 from faultkit.evidence import MANIFEST, SIGNATURE, sign
 from faultkit.keys import generate, load_private
+from tests.factories import port_entry
+from tests.hostile.refusal import assert_clean
+from tests.release.admit import make_bundle
 
 
 @pytest.fixture
@@ -62,9 +62,8 @@ def test_a_resealed_bundle_keeping_the_validators_signature_is_refused(bundle, r
 def test_a_consistent_forgery_signed_by_the_forgers_key_is_refused(bundle, run, tmp_path):
     after = bundle / "windows" / "after-1.json"
     after.write_text(after.read_text().replace('"ok": false', '"ok": true'))
-    from admit import judge_bundle
-
     from faultkit.evidence import dumps
+    from tests.release.admit import judge_bundle
 
     (bundle / "verdict.json").write_text(dumps(judge_bundle(bundle)))  # the verdict agrees with the edit
     forge(bundle, tmp_path)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import assert_clean
-from factories import entry_data
+
+from tests.factories import entry_data
+from tests.hostile.refusal import assert_clean
 
 LAUGHS = 'lol: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
     f"l{i}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9))

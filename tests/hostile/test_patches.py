@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from factories import cart_prefix_entry, write_entry
+
+from tests.factories import cart_prefix_entry, write_entry
 
 HUNK = """\
 diff --git a/src/cart/main.py b/src/cart/main.py

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean
 
 from faultkit.schedules import synthetic
+from tests.hostile.refusal import assert_clean
 
 MANIFEST = Path(__file__).resolve().parent.parent / "fixtures" / "manifests" / "boutique.yaml"
 
@@ -104,7 +104,7 @@ def test_author_app_names_cannot_become_paths(ws, run, app):
 
 
 def test_an_entry_id_with_a_trailing_newline_is_refused_by_lint(ws, run):
-    from factories import entry_data, write_entry
+    from tests.factories import entry_data, write_entry
 
     write_entry(ws, entry_data(id="ms-cart-store-port\n"), name="ms-cart-store-port.yaml")
     proc = run("catalog", "lint")

@@ -12,11 +12,11 @@ import pytest
 
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.catalog.rules.leakage import find_words, giveaway_words
-from faultkit.cli import main
 from faultkit.images import naming
 from faultkit.images.records import ImageBuild
 from faultkit.images.service import build_service, buildable
 from faultkit.workspace import Workspace
+from tests.helpers.cli import cli_env, run_cli
 
 # the first test pays for the session's builds: the base image (debootstrap) and eleven services
 pytestmark = pytest.mark.timeout(1800)
@@ -66,12 +66,11 @@ def test_tags_labels_and_history_read_like_a_release(release: dict[str, ImageBui
         assert [t for t in said if find_words(t, words)] == []
 
 
-def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild], repo_ws: Workspace,
-                                                   monkeypatch: Any, capsys: Any) -> None:
-    monkeypatch.setenv("FAULTKIT_ROOT", str(repo_ws.root))
-    monkeypatch.setenv("FAULTKIT_STATE_DIR", str(repo_ws.state_dir))
-    assert main(["build", "--app", "minishop", "--service", "cart", "--service", "email", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild], repo_ws: Workspace) -> None:
+    env = cli_env(FAULTKIT_ROOT=str(repo_ws.root), FAULTKIT_STATE_DIR=str(repo_ws.state_dir))
+    proc = run_cli("build", "--app", "minishop", "--service", "cart", "--service", "email", "--json",
+                   cwd=repo_ws.root, env=env, check=0)
+    out = json.loads(proc.stdout)
     rows = {r["service"]: r for r in out["builds"]}
     assert sorted(rows) == ["cart", "email"] and out["marker"] is None
     for name, row in rows.items():

@@ -59,12 +59,11 @@ def test_the_descriptor_images_block_is_checked_by_its_schema(tmp_path: Path) ->
     assert load_descriptor(bad).base_image.ref == "registry.example/python:3.11"
 
 
-def test_build_without_an_engine_is_one_clear_line(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
-    from faultkit.cli import main
+def test_build_without_an_engine_is_one_clear_line(tmp_path: Path) -> None:
+    from tests.helpers.cli import cli_env, run_cli
 
-    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
-    monkeypatch.setenv("FAULTKIT_ROOT", str(Path(__file__).resolve().parents[2]))
-    assert main(["build", "--app", "minishop", "--service", "email"]) == 1
-    err = capsys.readouterr().err.strip()
+    root = Path(__file__).resolve().parents[2]
+    env = cli_env(DOCKER_HOST=f"unix://{tmp_path / 'no-engine.sock'}", FAULTKIT_ROOT=str(root))
+    err = run_cli("build", "--app", "minishop", "--service", "email", cwd=root, env=env, check=1).stderr.strip()
     assert err.startswith("Error: docker: no Docker engine answers") and "dockerd.sh start" in err
     assert len(err.splitlines()) == 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from faultkit.catalog.chaos_mesh import chaos_mesh, chaos_object, duration_text
 from faultkit.catalog.model import entry_from_data
 from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = {"instance-kill": "PodChaos", "instance-failure": "PodChaos", "network-delay": "NetworkChaos",
@@ -87,13 +86,12 @@ def test_kill_memory_and_actions_without_equivalent(repo):
 def test_export_command_writes_a_list_for_kubectl(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "FAULTKIT_ROOT"}
     out = tmp_path / "chaos.json"
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "catalog", "export", "--format", "chaos-mesh",
-                           "--namespace", "shop", "--duration", "2m", "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli("catalog", "export", "--format", "chaos-mesh", "--namespace", "shop", "--duration", "2m",
+                   "--out", str(out), cwd=REPO, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert doc["apiVersion"] == "v1" and doc["kind"] == "List" and len(doc["items"]) == 17
     assert {i["spec"]["duration"] for i in doc["items"]} == {"2m"}
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "catalog", "export", "--format", "chaos-mesh",
-                           "--namespace", "Bad_NS"], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli("catalog", "export", "--format", "chaos-mesh", "--namespace", "Bad_NS", cwd=REPO, env=env,
+                   timeout=120)
     assert proc.returncode == 2 and proc.stderr.startswith("Error: --namespace 'Bad_NS'")

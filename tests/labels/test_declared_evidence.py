@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from faultkit.labels.declared import check_declared
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT = "minishop-code-checkout-shipping-quote"
@@ -51,8 +50,7 @@ def test_lint_warns_on_an_entry_whose_declared_metric_did_not_move(tmp_path):
     data["evidence"]["metrics"][0] = 'http_requests_total{service="payment",status="500"}'
     (root / "catalog" / "minishop" / f"{FAULT}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     env = {**os.environ, "FAULTKIT_ROOT": str(root)}
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "catalog", "lint", "--strict", "--json"], cwd=root,
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli("catalog", "lint", "--strict", "--json", cwd=root, env=env, timeout=120)
     report = json.loads(proc.stdout)
     found = [f for f in report["findings"] if f["rule"] == "declared_evidence"]
     assert len(found) == 1, report["findings"]

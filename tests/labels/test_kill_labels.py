@@ -7,22 +7,18 @@ evidence and chain from its bundle with the same functions the labels of an admi
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "validators"))
-import shop  # noqa: E402
-
-from faultkit.apps.descriptor import load_app  # noqa: E402
-from faultkit.evidence import read_json  # noqa: E402
-from faultkit.labels.chain import causal_chain, probe_route  # noqa: E402
-from faultkit.labels.checkpoints import holds  # noqa: E402
-from faultkit.labels.evidence import counted_cycles, key_evidence  # noqa: E402
-from faultkit.validators.pipeline import Params, validate  # noqa: E402
-from faultkit.workspace import Workspace  # noqa: E402
+from faultkit.apps.descriptor import load_app
+from faultkit.evidence import read_json
+from faultkit.labels.chain import causal_chain, probe_route
+from faultkit.labels.checkpoints import holds
+from faultkit.labels.evidence import counted_cycles, key_evidence
+from faultkit.validators.pipeline import ValidationParams, validate
+from faultkit.workspace import Workspace
+from tests.validators import shop
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +34,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspac
 @pytest.mark.timeout(600)
 def test_kill_checkpoints_include_a_restart_in_both_cycles(running):
     ws, platform = running
-    _, folder = validate(ws, platform, shop.cart_killed(ws), Params(window_s=6, interval_s=1, repeat=2))
+    _, folder = validate(ws, platform, shop.cart_killed(ws), ValidationParams(window_s=6, interval_s=1, repeat=2))
     inputs, stages = read_json(folder, "inputs.json"), read_json(folder, "stages.json")
     names = {c[k] for c in stages["cycles"] for k in ("before", "after") if c.get(k)}
     windows = {n: read_json(folder, f"windows/{n}.json") for n in names}

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from faultkit.labels.catalog_io import admitted_entries, bundle_folder, label_fa
 from faultkit.labels.checkpoints import holds
 from faultkit.labels.core import LABELS, label_bundle, labels_text
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,8 +34,7 @@ def labelled(repo: Workspace) -> dict[str, dict[str, Any]]:
 
 def faultkit(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "FAULTKIT_ROOT"}
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          env=env, timeout=300)
+    return run_cli(*args, cwd=REPO, env=env)
 
 
 def checkpoints(labels: dict[str, Any]) -> list[dict[str, Any]]:

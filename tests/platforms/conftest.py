@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixture_app import write_app
 
 from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
+from tests.platforms.fixture_app import write_app
 
 
 @pytest.fixture

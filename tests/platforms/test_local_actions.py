@@ -6,10 +6,10 @@ import time
 
 import psutil
 import pytest
-from fixture_app import get, wait_for
 
 from faultkit.errors import Unsupported
 from faultkit.platforms.local import LocalPlatform
+from tests.platforms.fixture_app import get, wait_for
 
 
 def _latency(url: str, n: int = 3) -> float:

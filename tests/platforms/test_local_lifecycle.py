@@ -10,12 +10,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from fixture_app import get, wait_for
 
 from faultkit.errors import PlatformError
 from faultkit.platforms.base import Platform
 from faultkit.platforms.local import LocalPlatform, local_platform
 from faultkit.workspace import Workspace
+from tests.platforms.fixture_app import get, wait_for
 
 
 def _all_pids(p: LocalPlatform) -> list[int]:

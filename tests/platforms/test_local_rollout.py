@@ -8,11 +8,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from fixture_app import get, wait_for, write_app
 
 from faultkit.errors import PlatformError
 from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
+from tests.platforms.fixture_app import get, wait_for, write_app
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import time
 import psutil
 import pytest
 import requests
-from fixture_app import get, wait_for
 
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
+from tests.platforms.fixture_app import get, wait_for
 
 
 def _env(p: LocalPlatform, instance_id: str) -> dict[str, str]:

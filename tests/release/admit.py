@@ -3,7 +3,7 @@ recomputes to the recorded verdict, and a validation block that names it.
 
 The windows are synthetic but shaped exactly as the sampler writes them, so `catalog build`
 re-judges them like any real bundle. Shared by tests/release, tests/gate, tests/report and
-tests/hostile (they put this folder on sys.path).
+tests/hostile (imported as tests.release.admit).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import copy
 import hashlib
 from pathlib import Path
 from typing import Any
-
-from factories import write_entry
 
 from faultkit import __version__
 from faultkit.apps.descriptor import load_app
@@ -24,6 +22,7 @@ from faultkit.keys import fingerprint, signing_key
 from faultkit.validators import screening
 from faultkit.validators.judge import judge_bundle
 from faultkit.workspace import Workspace
+from tests.factories import write_entry
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
 OLD_BUILD = "sha256:" + "a" * 64

@@ -7,12 +7,12 @@ import os
 import stat
 from pathlib import Path
 
-from admit import admit, custody, make_bundle
-from factories import cart_prefix_entry, port_entry, write_entry
 from jsonschema import Draft202012Validator
 
 from faultkit.catalog.release import build_release, verify_release
 from faultkit.schema import schema_text
+from tests.factories import cart_prefix_entry, port_entry, write_entry
+from tests.release.admit import admit, custody, make_bundle
 
 PATCH = """\
 --- a/src/cart/main.py

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import re
 
-from admit import admit
-from factories import cart_prefix_entry, entry_data, write_entry
-
 from faultkit.apps.descriptor import load_app
+from tests.factories import cart_prefix_entry, entry_data, write_entry
+from tests.release.admit import admit
 
 PATCH = (
     "--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n"

@@ -11,15 +11,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
 import pytest
-from factories import entry_data, write_entry
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "release"))
-from admit import admit  # noqa: E402
+from tests.factories import entry_data, write_entry
+from tests.release.admit import admit
 
 
 def chromium() -> str:

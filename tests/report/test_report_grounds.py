@@ -6,12 +6,11 @@ HTML and from the DOM headless Chromium renders, and seen in its screenshot."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from test_report import browse
+from tests.helpers.cli import run_cli
+from tests.report.test_report import browse
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT = "minishop-code-checkout-shipping-quote"
@@ -72,8 +71,7 @@ def parse(text: str) -> Page:
 def report(tmp_path: Path) -> Path:
     out = tmp_path / "report.html"
     env = {k: v for k, v in os.environ.items() if k != "FAULTKIT_ROOT"}
-    proc = subprocess.run([sys.executable, "-m", "faultkit.cli", "report", "--fault", FAULT, "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_cli("report", "--fault", FAULT, "--out", str(out), cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr
     return out
 

@@ -8,14 +8,7 @@ from pathlib import Path
 import pytest
 
 from faultkit.schedules import synthetic
-
-SIX = ("code-bug", "dependency", "infrastructure", "deployment", "configuration-bug",
-       "database-network")
-
-
-def shop_entries() -> list[dict]:
-    """Two apps: shop (11 services, no authentication faults) and rail (all seven categories)."""
-    return synthetic.entries("shop", 11, 80, SIX) + synthetic.entries("rail", 41, 80)
+from tests.schedules.entries import shop_entries
 
 
 @pytest.fixture

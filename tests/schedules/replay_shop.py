@@ -6,16 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from faultkit.platforms.local import LocalPlatform
 from faultkit.schedules import document
 from faultkit.workspace import Workspace
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validators"))
-import shop  # noqa: E402  (the validator tests' minishop helpers)
+from tests.helpers.cli import FAULTKIT, run_cli
+from tests.validators import shop
 
 REPO = shop.REPO
 
@@ -30,12 +28,11 @@ def make(root: Path) -> tuple[Workspace, LocalPlatform]:
 
 
 def faultkit(ws: Workspace, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=ws.root, env=shop.env_for(ws),
-                          capture_output=True, text=True, timeout=timeout)
+    return run_cli(*args, cwd=ws.root, env=shop.env_for(ws), timeout=timeout)
 
 
 def popen(ws: Workspace, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "faultkit.cli", *args], cwd=ws.root, env=shop.env_for(ws),
+    return subprocess.Popen([*FAULTKIT, *args], cwd=ws.root, env=shop.env_for(ws),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

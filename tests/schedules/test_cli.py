@@ -5,14 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from faultkit.cli import main
 from faultkit.schedules import document, synthetic
+from tests.helpers.cli import run_cli
 
 
 def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+    """The real CLI in the current folder (the `repo` fixture changed into it and set FAULTKIT_ROOT)."""
+    proc = run_cli(*argv, cwd=Path.cwd())
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_export_writes_a_schema_valid_schedule_under_schedules(repo: Path, capsys):

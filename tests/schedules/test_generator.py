@@ -7,20 +7,20 @@ import pytest
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError, UsageError
-from faultkit.schedules.generator import Candidate, active_profile, arrival_slots, generate
+from faultkit.schedules.generator import Injectable, active_profile, arrival_slots, generate
 from faultkit.schedules.params import PRESETS, preset
 from faultkit.schedules.prng import stream
-from tests.schedules.conftest import shop_entries
+from tests.schedules.entries import shop_entries
 
 MAIN = PRESETS["main"]
 
 
-def candidates(app: str = "shop") -> list[Candidate]:
+def candidates(app: str = "shop") -> list[Injectable]:
     out = []
     for data in shop_entries():
         if data["app"] == app:
             e = entry_from_data(data)
-            out.append(Candidate(e.id, e.category, e.artifact_key))
+            out.append(Injectable(e.id, e.category, e.artifact_key))
     return out
 
 
@@ -111,7 +111,7 @@ def test_light_presets_inject_exactly_their_count_when_the_catalog_allows():
 
 
 def test_draws_with_no_compatible_fault_are_skipped_and_counted():
-    pool = [Candidate("only-one", "code-bug", "x/build"), Candidate("same-art", "code-bug", "x/build")]
+    pool = [Injectable("only-one", "code-bug", "x/build"), Injectable("same-art", "code-bug", "x/build")]
     r = generate(pool, MAIN, 1)
     assert r.stats["skipped_draws"] > 0
     assert r.stats["skipped_by_category"] == {"code-bug": r.stats["skipped_draws"]}
@@ -146,4 +146,4 @@ def test_empty_and_categoryless_candidates_are_input_errors():
     with pytest.raises(InputError, match="no candidate faults"):
         generate([], MAIN, 1)
     with pytest.raises(InputError, match="has a schedule category"):
-        generate([Candidate("odd-one", "weather", "a")], MAIN, 1)
+        generate([Injectable("odd-one", "weather", "a")], MAIN, 1)

@@ -14,7 +14,7 @@ import pytest
 from faultkit.schedules import document, synthetic
 from faultkit.schedules.params import preset
 from faultkit.schedules.sources import Source
-from tests.schedules.conftest import shop_entries
+from tests.schedules.entries import shop_entries
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "schedules"
 CASES = [("shop", "main", 1), ("rail", "main", 20250101), ("shop", "light-10", 2),

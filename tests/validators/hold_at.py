@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from faultkit.platforms import get_platform
-from faultkit.validators.params import Params
+from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 
@@ -26,7 +26,7 @@ def main(fault: str, evidence: str, hold: str | None = None) -> None:
         if stage == hold:
             threading.Event().wait()  # until the test kills this process
 
-    validate(ws, get_platform("local", ws), fault, Params(window_s=3, interval_s=1, repeat=1), Path(evidence),
+    validate(ws, get_platform("local", ws), fault, ValidationParams(window_s=3, interval_s=1, repeat=1), Path(evidence),
              record=False, on_stage=on_stage)
 
 

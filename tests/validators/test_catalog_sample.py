@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
-import shop
 
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
+from tests.validators import shop
 
 SAMPLE = {
     "code": ("minishop-code-checkout-shipping-quote", "minishop-code-cart-store-acl-auth"),
@@ -38,8 +38,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
 
 
 def faultkit(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], cwd=ws.root, env=shop.env_for(ws),
-                          capture_output=True, text=True, timeout=600)
+    return run_cli(*args, cwd=ws.root, env=shop.env_for(ws), timeout=600)
 
 
 @pytest.mark.parametrize("fault_id", [f for pair in SAMPLE.values() for f in pair])

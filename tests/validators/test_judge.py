@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import windows as w
-
 from faultkit.validators.judge import judge
+from tests.validators import windows as w
 
 
 def verdict(inputs=None, cycles=None, **stage_args):

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-import shop
 
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
+from tests.validators import shop
 
 CODE_STAGES = [
     "lint",
@@ -102,13 +103,7 @@ def test_sigkill_then_recover_restores_baseline(running, tmp_path, fault, stage)
     ws, platform = running
     before = snapshot(platform)
     kill_during(ws, fault, stage, tmp_path / "evidence")
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "recover"],
-        env=shop.env_for(ws),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = run_cli("recover", cwd=ws.root, env=shop.env_for(ws), timeout=180)
     assert proc.returncode == 0, proc.stderr
     deadline = time.time() + 30
     while time.time() < deadline and snapshot(platform) != before:

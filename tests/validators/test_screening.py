@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import windows as w
 
 from faultkit.validators import screening as sc
+from tests.validators import windows as w
 
 SCOPE = ("cart", "frontend")
 

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
-import shop
 
 from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import Params, validate
+from faultkit.validators.pipeline import ValidationParams, validate
 from faultkit.workspace import Workspace
+from tests.helpers.cli import run_cli
+from tests.validators import shop
 
 # Windows long enough that the workload, not the symptom probe, decides the screens.
-PARAMS = Params(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
+PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspac
         platform.down()
 
 
-def run(running, fault: str, params: Params = PARAMS) -> dict:
+def run(running, fault: str, params: ValidationParams = PARAMS) -> dict:
     ws, platform = running
     verdict, folder = validate(ws, platform, fault, params)
     # whatever happened, the application is back at its baseline: nothing left changed
@@ -46,7 +46,7 @@ def failed(verdict: dict) -> set[str]:
 
 def test_config_fault_admitted_with_uncounted_first_observation(running):
     ws, platform = running
-    verdict = run(running, shop.cart_store_port(ws), Params(window_s=6, interval_s=1, repeat=2))
+    verdict = run(running, shop.cart_store_port(ws), ValidationParams(window_s=6, interval_s=1, repeat=2))
     assert verdict["status"] == "admitted", verdict["summary"]
     assert [c["index"] for c in verdict["cycles"]] == [1, 2]
     assert any(r.get("counted") is False for r in verdict["rules"])  # the first observation is recorded only
@@ -67,12 +67,7 @@ def test_code_fault_admitted_and_judge_agrees_byte_for_byte(running, tmp_path):
     assert {i.build for i in platform.instances("currency")} == baseline
     recomputed, same = verify_and_judge(verdict["_bundle"])
     assert same and recomputed["status"] == "admitted"
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "judge", str(verdict["_bundle"]), "--json"],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("judge", str(verdict["_bundle"]), "--json", cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 0 and json.loads(proc.stdout)["matches_recorded"] is True
 
 
@@ -81,12 +76,7 @@ def test_tampered_bundle_is_refused(running):
     bundles = sorted((ws.evidence_dir / "t-cart-store-port").iterdir())
     window = bundles[-1] / "windows" / "after-1.json"
     window.write_text(window.read_text().replace('"status"', '"statuz"', 1))
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "judge", str(bundles[-1])],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("judge", str(bundles[-1]), cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1 and "bundle tampered: windows/after-1.json digest mismatch" in proc.stderr
 
 
@@ -102,7 +92,7 @@ def test_instant_direct_fault_is_seen_from_the_moment_it_starts(running):
     window opens with a sample taken just before the action, so both cycles count them. (The
     fault itself is rejected: the restart is over within a second, before any probe can fail.)"""
     ws, _ = running
-    verdict = run(running, shop.cart_killed(ws), Params(window_s=6, interval_s=1, repeat=2))
+    verdict = run(running, shop.cart_killed(ws), ValidationParams(window_s=6, interval_s=1, repeat=2))
     for rule in ("effect-matches-intent", "message-present-after", "screen-restart"):
         assert [r["passed"] for r in verdict["rules"] if r["rule"] == rule] == [True, True], rule
     for index in (1, 2):
@@ -171,7 +161,7 @@ def test_rejected_config_breaks_startup(running):
 
 def test_rejected_recovery_fails(running):
     ws, platform = running
-    verdict = run(running, shop.cartstore_slow(ws), Params(window_s=3, interval_s=0.5, repeat=1))
+    verdict = run(running, shop.cartstore_slow(ws), ValidationParams(window_s=3, interval_s=0.5, repeat=1))
     assert verdict["status"] == "rejected"
     assert "recovery-message-stopped" in failed(verdict)
     assert not failed(verdict) & {"screening", "message-present-after", "injection-applied"}
@@ -183,7 +173,7 @@ def test_bad_input_changes_nothing(running, tmp_path):
     before = {i.id: i.build for i in platform.instances()}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "faultkit.cli", *args], capture_output=True, text=True, env=env)
+        return run_cli(*args, cwd=ws.root, env=env)
 
     fault = shop.cart_store_port(ws)
     unknown = cli("validate", "--fault", "t-cart-store-prot")
@@ -218,12 +208,7 @@ def test_bad_input_changes_nothing(running, tmp_path):
 def test_platform_not_up_is_a_clear_error(tmp_path):
     ws = shop.make_workspace(tmp_path / "idle")
     shop.cart_store_port(ws)
-    proc = subprocess.run(
-        [sys.executable, "-m", "faultkit.cli", "validate", "--fault", "t-cart-store-port"],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("validate", "--fault", "t-cart-store-port", cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1
     assert "the local platform is not up; run `faultkit up --app minishop` first" in proc.stderr
 
@@ -234,24 +219,8 @@ def test_unwritable_evidence_folder(running, tmp_path):
     # tests run as root, which ignores permission bits: a folder below a plain file cannot be made by anyone
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "faultkit.cli",
-            "validate",
-            "--fault",
-            fault,
-            "--window",
-            "2s",
-            "--interval",
-            "1s",
-            "--evidence",
-            str(blocker / "sub"),
-        ],
-        capture_output=True,
-        text=True,
-        env=shop.env_for(ws),
-    )
+    proc = run_cli("validate", "--fault", fault, "--window", "2s", "--interval", "1s", "--evidence",
+                   str(blocker / "sub"),
+                   cwd=ws.root, env=shop.env_for(ws))
     assert proc.returncode == 1 and "not writable" in proc.stderr, proc.stderr
     assert not (ws.state_dir / "journal.json").exists()
