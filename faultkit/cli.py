@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "apps": ("faultkit.commands.apps_cmds:apps", "faultkit.commands.import_cmds"),
     "author": ("faultkit.commands.author_cmds:author",),
     "build": ("faultkit.commands.build_cmds:build_cmd",),
+    "campaign": ("faultkit.commands.campaign_cmds:campaign",),
     "catalog": ("faultkit.commands.catalog_cmds:catalog",),  # build/export load lazily (catalog_cmds.py)
     "down": ("faultkit.commands.platform_cmds:down",),
     "gate": ("faultkit.commands.gate_cmds:gate_cmd",),

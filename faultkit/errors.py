@@ -27,6 +27,12 @@ class PlatformError(FaultkitError):
     kind = "PlatformError"
 
 
+class NotReady(PlatformError):
+    """A change was applied but what it rolled out never became ready (the message says what was done about it)."""
+
+    kind = "NotReady"
+
+
 class Unsupported(PlatformError):
     """An operation this platform cannot carry out; the message names a platform that can."""
 

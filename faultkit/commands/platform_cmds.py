@@ -1,4 +1,4 @@
-"""`faultkit up`, `faultkit status`, `faultkit down`: run an app on the local platform."""
+"""`faultkit up`, `faultkit status`, `faultkit down`: run an app on the local or the kubernetes platform."""
 
 from __future__ import annotations
 
@@ -8,12 +8,17 @@ import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.platforms.base import short_id
 from faultkit.platforms.local import LocalPlatform, local_platform
 from faultkit.platforms.local.status import SupervisorStatus
 
 
 def _platform() -> LocalPlatform:
     return local_platform(workspace())
+
+
+platform_choice = click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")),
+                               default="local", show_default=True, help="Where the application runs.")
 
 
 @click.command("up")
@@ -31,11 +36,26 @@ def _platform() -> LocalPlatform:
     show_default=True,
     help="Seconds to wait for every service to become ready.",
 )
-def up(app: str, replicas: int | None, timeout: float) -> int:
-    """Run an application's manifests as local processes and wait until every service is ready.
+@platform_choice
+@click.option("--namespace", default=None, help="kubernetes: the namespace to create (default: the app's name).")
+@click.option("--adopt", default=None, metavar="NAMESPACE",
+              help="kubernetes: take over an app deployed there by other tooling; only what a fault names is patched.")
+@click.option("--kubeconfig", default=None, help="kubernetes: kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
+@click.option("--context", default=None, help="kubernetes: kubeconfig context (default: the current one).")
+@click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
+              help="kubernetes: command that puts a built image into the cluster, run as `COMMAND IMAGE` "
+                   "(e.g. `kind load docker-image`); without it the cluster pulls the tags.")
+def up(app: str, replicas: int | None, timeout: float, platform_name: str, namespace: str | None, adopt: str | None,
+       kubeconfig: str | None, context: str | None, loader: str | None) -> int:
+    """Run an application's manifests (as local processes, or on a cluster) and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
     """
+    if platform_name == "kubernetes":
+        from faultkit.commands import kubernetes_view
+
+        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader)
+        return 0
     platform = _platform()
     console(stderr=True).print(f"Bringing {app} up on the local platform...")
     started = time.time()
@@ -56,12 +76,18 @@ def _entry(status: SupervisorStatus) -> str:
 
 
 @click.command("status")
+@platform_choice
 @json_option
-def status(as_json: bool) -> int:
+def status(platform_name: str, as_json: bool) -> int:
     """Show the running application's services: instances, readiness, restarts, build, endpoint.
 
     Example: faultkit status --json
     """
+    if platform_name == "kubernetes":
+        from faultkit.commands import kubernetes_view
+
+        kubernetes_view.status(as_json)
+        return 0
     platform = _platform()
     if not platform.is_up():
         if as_json:
@@ -84,7 +110,7 @@ def status(as_json: bool) -> int:
             f"{sum(i['ready'] for i in insts)}/{len(insts)}",
             str(sum(i["restarts"] for i in insts)),
             str(sum(i["oom_kills"] for i in insts)),
-            (svc["build"] or "")[7:17],
+            short_id(svc["build"] or "", 10).partition(":")[2],
             svc["endpoint"] or "-",
         )
     console().print(table)
@@ -93,11 +119,18 @@ def status(as_json: bool) -> int:
 
 
 @click.command("down")
-def down() -> int:
-    """Stop the running application and every process the local platform started.
+@platform_choice
+def down(platform_name: str) -> int:
+    """Stop the running application: every process the local platform started, or the namespace
+    the kubernetes platform created (waiting until it is gone).
 
     Example: faultkit down
     """
+    if platform_name == "kubernetes":
+        from faultkit.commands import kubernetes_view
+
+        kubernetes_view.down()
+        return 0
     platform = _platform()
     if not platform.is_up():
         platform.down()  # still sweeps what a crashed supervisor may have left

@@ -15,6 +15,7 @@ from faultkit.errors import InputError, UsageError
 from faultkit.evidence import check_trusted
 from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
+from faultkit.observe.load import MAX_LOAD_PER_CORE, Limits
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
@@ -47,10 +48,12 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--key", "key", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Private ed25519 key (PEM) that signs the bundle (default: FAULTKIT_KEY, [validator] key in "
                    "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
+              help="Load average per core above which a cycle measures the machine: the run ends as an error.")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, platform_name: str, as_json: bool) -> int:
+                 no_record: bool, key: Path | None, max_load: float, platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -61,7 +64,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     if key is not None:
         # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
-    params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat)
+    params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
+                              limits=Limits(max_load_per_core=max_load))
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:
@@ -137,9 +141,12 @@ def _labels_match(bundle: Path) -> bool | None:
 
 
 @click.command("recover")
-@platform_option
-def recover_cmd(platform_name: str) -> int:
+@click.option("--platform", "platform_name", default=None, type=click.Choice(PLATFORMS),
+              help="Where the application runs (default: the platform the journal recorded, else local).")
+def recover_cmd(platform_name: str | None) -> int:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
+    The journal names the platform (and cluster, context, namespace) it was written on; recovering
+    on another one is refused.
 
     Example: faultkit recover
     """
@@ -149,6 +156,7 @@ def recover_cmd(platform_name: str) -> int:
         journal.finish()  # an interrupted run may leave a journal that never recorded a change
         click.echo("nothing to recover: the journal holds no open change")
         return 0
-    for line in recover(get_platform(platform_name, ws), journal):
+    recorded = journal.target() or {}
+    for line in recover(get_platform(platform_name or recorded.get("platform", "local"), ws), journal):
         click.echo(line)
     return 0

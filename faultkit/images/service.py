@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor
+from faultkit.apps.sources import source_files
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.images import base, ci, engine, naming
 from faultkit.images.build_api import build
 from faultkit.images.context import context_tar, digest, source_tree
 from faultkit.images.records import ImageBuild
-from faultkit.platforms.local.builds import source_files
 from faultkit.workspace import Workspace
 
 

@@ -13,13 +13,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import requests
 
 from faultkit.catalog.model import Probe, thaw
-from faultkit.errors import Unsupported
-from faultkit.observe.metrics import scrape
+from faultkit.observe.load import LoadMeter, MachineWindow
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
@@ -34,27 +32,19 @@ class WindowSpec:
     interval: float
 
 
-@runtime_checkable
-class InstanceEndpoints(Protocol):
-    """Where each instance of a service answers (its /metrics): not part of base.Platform yet,
-    which the kubernetes platform issue reworks; every platform that validates offers it."""
-
-    def instance_endpoints(self, service: str) -> dict[str, str]: ...
-
-
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
                  log_message: str | None = None) -> None:
-        if not isinstance(platform, InstanceEndpoints):
-            raise Unsupported(f"the {platform.name} platform cannot list instance endpoints, so it cannot be "
-                              "sampled; validate on the local platform")
         self.platform = platform
-        self.endpoints: InstanceEndpoints = platform
         self.services = services
         self.probe = probe
         self.log_message = (log_message or "").lower()
         self.session = requests.Session()
         self.pool = ThreadPoolExecutor(max_workers=8)
+        # the machine around each window, by window name: kept beside the window, never in it, so a
+        # window file keeps the bytes every shipped bundle has
+        self.meter = LoadMeter()
+        self.machine: dict[str, MachineWindow] = {}
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -71,6 +61,7 @@ class Sampler:
         # a few probes per window tell healthy from failing; more would add the probe's own
         # failures to what the workload sees
         every = max(1, math.ceil((spec.seconds / spec.interval + 1) / PROBES_PER_WINDOW))
+        self.meter.start()
         while True:
             samples.append(self.sample(probe=len(samples) % every == 0))
             now = time.time()
@@ -81,21 +72,26 @@ class Sampler:
             # a slow sample does not stretch the window: skip the ticks it overran, end on time
             next_at = min(end, max(next_at + spec.interval, now))
             time.sleep(max(0.0, next_at - now))
+            # how late the sampler woke against its schedule: the machine's doing, not the app's (a
+            # slow sample, say a scrape of a frozen service, moves the schedule instead)
+            self.meter.late(time.time() - next_at)
         finished = time.time()
+        self.machine[spec.name] = self.meter.stop()
         return {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
                 "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
 
     def sample(self, probe: bool = True) -> Sample:
         t = time.time()
         instances = {i.id: i for i in self.platform.instances()}
-        endpoints: dict[str, str] = {}
-        for service in self.services:
-            endpoints.update(self.endpoints.instance_endpoints(service))
-        futures = {iid: self.pool.submit(scrape, url, self.session) for iid, url in endpoints.items()}
+        # the platform chooses how to count (a direct scrape locally, the API server's pod proxy on a cluster)
+        counting = [self.pool.submit(self.platform.request_counts, service) for service in self.services]
         probing = self.pool.submit(self.run_probe) if self.probe and probe else None
+        counts: dict[str, dict[str, float] | None] = {}
+        for future in counting:
+            counts.update(future.result())
         out: dict[str, InstanceSample] = {
             iid: {"service": inst.service, "build": inst.build, "ready": inst.ready, "restarts": inst.restarts,
-                  "oom_kills": inst.oom_kills, "requests": futures[iid].result() if iid in futures else None}
+                  "oom_kills": inst.oom_kills, "requests": counts.get(iid)}
             for iid, inst in sorted(instances.items())
             if inst.service in self.services
         }

@@ -21,7 +21,7 @@ from faultkit.observe.sampler import Sampler
 from faultkit.observe.window import ProbeResult
 from faultkit.platforms.base import Platform
 from faultkit.replay.invoke import Invocation
-from faultkit.replay.plan import Plan, Step
+from faultkit.replay.plan import SchedulePlan, Step
 from faultkit.replay.record import RunRecord
 from faultkit.replay.traffic import Traffic
 from faultkit.validators.changes import Change, Check, change_for, deployed_build
@@ -59,7 +59,7 @@ class Status:
 @dataclass
 class Clock:
     platform: Platform
-    plan: Plan
+    plan: SchedulePlan
     params: ClockParams
     record: RunRecord
     journal: Journal

@@ -31,7 +31,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Plan:
+class SchedulePlan:
     name: str  # the schedule file's stem: runs/<name>/
     file_digest: str
     text: str
@@ -50,7 +50,7 @@ class Plan:
         return [Step(invocation, e["op"], e["fault"], e["case"]) for e in ordered]
 
 
-def load_plan(workspace: Workspace, path: Path) -> Plan:
+def load_plan(workspace: Workspace, path: Path) -> SchedulePlan:
     doc = document.load(path)
     release = doc["release"]
     check_name(path.stem, f"{path}: schedule file name")  # names the run folder, runs/<stem>/
@@ -74,5 +74,5 @@ def load_plan(workspace: Workspace, path: Path) -> Plan:
     if other:
         raise InputError(f"{path}: schedules faults of {', '.join(other)} in a schedule for {doc['app']}")
     text = path.read_text("utf-8")
-    return Plan(path.stem, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), text, doc, entries,
+    return SchedulePlan(path.stem, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), text, doc, entries,
                 int(doc["stats"]["invocations"]), float(doc["params"]["interval_s"]))

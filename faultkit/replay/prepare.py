@@ -19,12 +19,12 @@ from faultkit.catalog.patches import safe_path
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.base import Platform
 from faultkit.process import run
-from faultkit.replay.plan import Plan
+from faultkit.replay.plan import SchedulePlan
 from faultkit.validators.pipeline import check_platform
 from faultkit.workspace import Workspace
 
 
-def check_healthy(platform: Platform, plan: Plan, wait_s: float = 30.0) -> None:
+def check_healthy(platform: Platform, plan: SchedulePlan, wait_s: float = 30.0) -> None:
     """Raise unless the app is up, every instance ready, and every scheduled setting at its old value."""
     for entry in plan.entries.values():
         check_platform(platform, entry)
@@ -68,7 +68,7 @@ def build_code_fault(workspace: Workspace, platform: Platform, app: AppDescripto
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def build_all(workspace: Workspace, platform: Platform, app: AppDescriptor, plan: Plan,
+def build_all(workspace: Workspace, platform: Platform, app: AppDescriptor, plan: SchedulePlan,
               progress: Callable[[str], None]) -> dict[str, str]:
     """Every code fault's build, by fault id, in the schedule's order."""
     builds: dict[str, str] = {}

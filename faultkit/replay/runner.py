@@ -14,7 +14,7 @@ from faultkit.errors import FaultkitError
 from faultkit.platforms.base import Platform
 from faultkit.replay import DEFAULT_LATENCY_MS
 from faultkit.replay.clock import Clock, ClockParams, Status
-from faultkit.replay.plan import Plan
+from faultkit.replay.plan import SchedulePlan
 from faultkit.replay.prepare import build_all, check_healthy
 from faultkit.replay.record import RunRecord
 from faultkit.replay.traffic import Traffic, bucket_for
@@ -33,7 +33,7 @@ class RunOptions:
     runs_dir: Path | None = None
 
 
-def run_schedule(workspace: Workspace, platform: Platform, plan: Plan, options: RunOptions,
+def run_schedule(workspace: Workspace, platform: Platform, plan: SchedulePlan, options: RunOptions,
                  show: Callable[[Status], None], progress: Callable[[str], None]) -> tuple[Path, dict[str, Any]]:
     """Replay the plan; returns the sealed record's folder and its figures."""
     app = load_app(workspace, plan.doc["app"])

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Protocol
 
 from faultkit.catalog.model import Entry, thaw
 from faultkit.errors import PlatformError
-from faultkit.platforms.base import Platform
+from faultkit.platforms.base import Platform, short_id
 from faultkit.validators.records import CheckRecord
 
 # Undo timeout for a journal entry that did not record one (every current one does).
@@ -85,8 +85,8 @@ def _build_check(platform: Platform, service: str, expect: str) -> Check:
     ok = builds == [expect]
     return Check(
         ok,
-        ", ".join(b[:19] for b in builds),
-        expect[:19],
+        ", ".join(short_id(b) for b in builds),
+        short_id(expect),
         "every replica runs the expected build" if ok else "replicas run other builds",
         build=expect,
     )
@@ -116,7 +116,7 @@ class RolloutChange:
         return _build_check(platform, self.service, self.undo_build)
 
     def describe(self) -> str:
-        return f"rolled {self.service} back to {self.undo_build[:19]}"
+        return f"rolled {self.service} back to {short_id(self.undo_build)}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "service": self.service, "build": self.build, "undo_build": self.undo_build,
@@ -187,9 +187,10 @@ class ActionChange:
     service: str
     params: Mapping[str, Any]
     handle: str | None = None
+    mode: str | None = None  # "one" replica (pod level) or "all" (service level)
 
     def apply(self, platform: Platform) -> ActionChange:
-        return replace(self, handle=platform.start_action(self.action, self.service, dict(self.params)))
+        return replace(self, handle=platform.start_action(self.action, self.service, dict(self.params), self.mode))
 
     def in_place(self, platform: Platform) -> Check:
         running = self.handle is not None and self.handle in platform.active_actions()
@@ -212,11 +213,15 @@ class ActionChange:
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "action": self.action, "service": self.service, "params": dict(self.params)}
+        if self.mode is not None:
+            out["mode"] = self.mode
         return {**out, "handle": self.handle} if self.handle else out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ActionChange:
-        return cls(data["action"], data["service"], dict(data.get("params") or {}), data.get("handle"))
+        params = dict(data.get("params") or {})
+        mode = data.get("mode", params.pop("mode", None))  # earlier journals kept the mode in params
+        return cls(data["action"], data["service"], params, data.get("handle"), mode)
 
 
 KINDS: dict[str, type[RolloutChange] | type[SettingChange] | type[ActionChange]] = {
@@ -250,5 +255,6 @@ def change_for(entry: Entry, build: str | None = None, undo_build: str | None = 
     if entry.direct is None:
         raise PlatformError(f"{entry.id}: the entry makes no change (no code, config or direct block)")
     # pod level acts on one replica, service level on every replica
-    params = {"mode": "one" if entry.level == "pod" else "all", **thaw(entry.direct.params)}
-    return ActionChange(entry.direct.action, entry.target.service, params)
+    params = dict(thaw(entry.direct.params))
+    mode = str(params.pop("mode", "one" if entry.level == "pod" else "all"))
+    return ActionChange(entry.direct.action, entry.target.service, params, mode=mode)

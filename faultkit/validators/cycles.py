@@ -10,10 +10,11 @@ Every change goes through the write-ahead journal before it reaches the applicat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 from faultkit.catalog.model import Entry
-from faultkit.errors import PlatformError
+from faultkit.errors import NotReady, PlatformError
+from faultkit.observe.load import Overloaded, over_limits
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.observe.window import Sample
 from faultkit.platforms.base import Platform
@@ -41,6 +42,7 @@ class Cycles:
     change: Change
     params: ValidationParams
     scope: tuple[str, ...]
+    machine_cycles: list[dict[str, object]] = field(default_factory=list)
 
     def run(self) -> None:
         for index, counted in plan(self.entry, self.params.repeat):
@@ -58,8 +60,26 @@ class Cycles:
             self.log.save()
             cycle["recovery"] = self.window(f"recovery-{index}")
             self.log.save()
+            self.check_machine(index, [before, cycle.get("after"), cycle["recovery"]])
             if not cycle["inject"]["ok"] or not cycle["revert"]["ok"]:
                 break  # a change that cannot be made or undone will not behave better the next time
+
+    def check_machine(self, index: int, windows: list[str | None]) -> None:
+        """Record what the machine did in the cycle's windows (machine.json, a file of new bundles
+        only: the judge never reads it, so every verdict is judged as before); a cycle that ran on a
+        saturated machine, or whose samples came late, ends the run as an error to retry."""
+        measured = [self.sampler.machine[w] for w in windows if w in self.sampler.machine]
+        problems = over_limits(measured, self.params.limits, self.params.interval_s)
+        self.machine_cycles.append({"index": index, "windows": [w for w in windows if w], "overloaded": bool(problems),
+                                    "why": problems})
+        self.log.bundle.write("machine.json", {"limits": asdict(self.params.limits),
+                                               "interval_s": self.params.interval_s,
+                                               "windows": dict(sorted(self.sampler.machine.items())),
+                                               "cycles": self.machine_cycles,
+                                               "overloaded": any(c["overloaded"] for c in self.machine_cycles)})
+        if problems:
+            raise Overloaded(f"overloaded: cycle {index} measured the machine, not the fault ({'; '.join(problems)}); "
+                             "an error to retry on a quieter machine (or with a higher --max-load)")
 
     def window(self, name: str, lead: Sample | None = None) -> str:
         """Observe one window and write it into the bundle; returns its name."""
@@ -80,7 +100,7 @@ class Cycles:
         self.log.begin("inject:applying")
         try:
             applied = self.change.apply(self.platform)
-        except PlatformError as err:
+        except NotReady as err:  # made, but what it rolled out never became ready: the protocol says so
             self.journal.mark(index, "applied")
             return {
                 "ok": False,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from faultkit.errors import FaultkitError
+from faultkit.errors import FaultkitError, PlatformError
 from faultkit.platforms.base import Platform
 from faultkit.validators.changes import Change, from_json
 from faultkit.yamlio import atomic_write
@@ -30,6 +30,7 @@ class JournalFile(TypedDict, total=False):
     fault: str
     pid: int
     started: float
+    target: dict[str, str]  # the platform (and cluster, context, namespace) the changes were made on
     changes: list[dict[str, Any]]  # a change's JSON, plus "state" and "at"
 
 
@@ -66,11 +67,18 @@ class Journal:
         """Changes that may still be on the application, oldest first."""
         return [j for j in self.entries() if j.state != "undone"]
 
-    def begin(self, run: str, fault: str) -> None:
+    def begin(self, run: str, fault: str, target: dict[str, str] | None = None) -> None:
         if self.open_changes():
             raise FaultkitError(f"{self.path}: an earlier validation left changes on the application; "
                                 "run `faultkit recover` first")
-        self._write({"run": run, "fault": fault, "pid": os.getpid(), "started": time.time(), "changes": []})
+        data: JournalFile = {"run": run, "fault": fault, "pid": os.getpid(), "started": time.time(), "changes": []}
+        if target:
+            data["target"] = dict(target)
+        self._write(data)
+
+    def target(self) -> dict[str, str] | None:
+        """Where the journalled changes were made (None in journals written before it was recorded)."""
+        return self._read().get("target")
 
     def record(self, change: Change) -> int:
         """Record a change about to be made (its JSON holds its undo); returns its index."""
@@ -93,7 +101,14 @@ class Journal:
 
 
 def recover(platform: Platform, journal: Journal) -> list[str]:
-    """Undo every open change, newest first. Returns a line per change undone."""
+    """Undo every open change, newest first. Returns a line per change undone. Refuses a platform
+    that is not the one the changes were made on (another platform, cluster, context or namespace)."""
+    recorded = journal.target()
+    if recorded is not None:
+        here = platform.target()
+        if here != recorded:
+            raise PlatformError(f"{journal.path}: the changes were made on {_where(recorded)}, not on "
+                                f"{_where(here)}; recover on that target (e.g. --platform {recorded.get('platform')})")
     done = []
     for item in reversed(journal.open_changes()):
         item.change.undo(platform)
@@ -101,3 +116,7 @@ def recover(platform: Platform, journal: Journal) -> list[str]:
         done.append(item.change.describe())
     journal.finish()
     return done
+
+
+def _where(target: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(target.items()))

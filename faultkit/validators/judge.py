@@ -12,6 +12,7 @@ from typing import Any, Literal, TypedDict, cast
 from faultkit.errors import InputError
 from faultkit.evidence import dumps, read_bytes, read_object, signer, verify_bundle
 from faultkit.observe.window import Window
+from faultkit.platforms.base import short_id
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
@@ -279,7 +280,7 @@ def _new_build_serves(entry: dict[str, Any], cycle: CycleRecord, after: Window) 
         seen == [new],
         len([b for b in seen if b != new]),
         0,
-        f"builds of {service} seen in the after window: {', '.join(b[:19] for b in seen)}",
+        f"builds of {service} seen in the after window: {', '.join(short_id(b) for b in seen)}",
     )
 
 

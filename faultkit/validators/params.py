@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from faultkit.errors import UsageError
+from faultkit.observe.load import Limits
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,7 @@ class ValidationParams:
     interval_s: float = 2.0
     repeat: int = 2
     rollout_timeout_s: float = 60.0
+    limits: Limits = field(default_factory=Limits)  # a cycle past them observed the machine: retried, not judged
 
     def check(self) -> None:
         if self.window_s < self.interval_s:

@@ -81,7 +81,7 @@ def validate(
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None)
     journal = Journal(workspace.state_dir / "journal.json")
-    journal.begin(run_id, entry.id)
+    journal.begin(run_id, entry.id, platform.target())
     static = StaticStages(log, workspace, platform, entry, app, params.rollout_timeout_s)
     try:
         with signals_unwind(timeout_s):

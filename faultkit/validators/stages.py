@@ -18,7 +18,7 @@ from faultkit.catalog.lint import Report
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.errors import InputError, PlatformError
-from faultkit.platforms.base import Build, Platform
+from faultkit.platforms.base import Build, Platform, short_id
 from faultkit.process import run
 from faultkit.validators.changes import deployed_build
 from faultkit.validators.stagelog import StageLog
@@ -124,7 +124,7 @@ class StaticStages:
             f"{marker!r} found in the new build and in none of {len(earlier)} earlier builds"
             if ok
             else f"{marker!r} in new build: {in_new}; "
-            f"in earlier builds: {', '.join(b[:19] for b in in_earlier) or 'none'}"
+            f"in earlier builds: {', '.join(short_id(b) for b in in_earlier) or 'none'}"
         )
         return self.log.stage(
             "marker",

@@ -80,7 +80,7 @@ def test_the_command_reports_every_service_as_json(release: dict[str, ImageBuild
 
 def test_the_platform_side_records_image_ids_as_build_ids(release: dict[str, ImageBuild], repo_ws: Workspace,
                                                           minishop: AppDescriptor, docker_client: Any) -> None:
-    from faultkit.images.builds import ImageBuilds
+    from faultkit.platforms.imagebuilds import ImageBuilds
 
     side = ImageBuilds(repo_ws, minishop, client=docker_client)
     b = side.build("email")

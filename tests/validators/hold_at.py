@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from faultkit.observe.load import Limits
 from faultkit.platforms import get_platform
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
@@ -26,8 +27,10 @@ def main(fault: str, evidence: str, hold: str | None = None) -> None:
         if stage == hold:
             threading.Event().wait()  # until the test kills this process
 
-    validate(ws, get_platform("local", ws), fault, ValidationParams(window_s=3, interval_s=1, repeat=1), Path(evidence),
-             record=False, on_stage=on_stage)
+    # the kill tests need the run to reach its stage, not a verdict: a loaded machine must not end it
+    # early as overloaded
+    params = ValidationParams(window_s=3, interval_s=1, repeat=1, limits=Limits(max_load_per_core=1e9))
+    validate(ws, get_platform("local", ws), fault, params, Path(evidence), record=False, on_stage=on_stage)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def test_a_direct_fault_is_an_action_on_one_replica_or_all(level, mode):
     entry = replace(shipped("direct"), level=level)  # the shipped direct faults are all pod level
     change = change_for(entry)
     assert isinstance(change, ActionChange) and change.handle is None
-    assert change.params["mode"] == mode and change.action == entry.direct.action
+    assert change.mode == mode and "mode" not in change.params and change.action == entry.direct.action
     assert change.describe() == f"stopped {entry.direct.action} on {entry.target.service}"
 
 
@@ -87,18 +87,18 @@ def test_a_journal_written_before_change_objects_still_reads(tmp_path):
     assert [j.index for j in open_changes] == [1, 2, 3]
     assert open_changes[0].change == SettingChange("cart", "cart", "env.CARTSTORE_ADDR", "cartstore:6380",
                                                    "cartstore:6379", "cart", 30.0)
-    assert open_changes[1].change == ActionChange("instance-failure", "cartstore", {"mode": "all"},
-                                                  "instance-failure-3")
+    # the mode, kept in params by earlier journals, is read into its own field
+    assert open_changes[1].change == ActionChange("instance-failure", "cartstore", {}, "instance-failure-3", "all")
     assert open_changes[2].change.handle is None  # killed before the handle was recorded: undo stops all
 
 
 def test_journal_records_before_and_marks_after(tmp_path):
     journal = Journal(tmp_path / "journal.json")
     journal.begin("run", "fault")
-    change = ActionChange("cpu-stress", "cart", {"mode": "all"})
+    change = ActionChange("cpu-stress", "cart", {}, mode="all")
     index = journal.record(change)
     assert json.loads(journal.path.read_text())["changes"][index]["state"] == "pending"
-    journal.mark(index, "applied", ActionChange("cpu-stress", "cart", {"mode": "all"}, "cpu-stress-1"))
+    journal.mark(index, "applied", ActionChange("cpu-stress", "cart", {}, "cpu-stress-1", "all"))
     [item] = journal.open_changes()
     assert item.state == "applied" and item.change.handle == "cpu-stress-1"
     with pytest.raises(Exception, match="run `faultkit recover` first"):

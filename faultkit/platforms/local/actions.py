@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.local.processes import Spawner
 from faultkit.platforms.local.relay import Relay
@@ -51,8 +52,11 @@ def unsupported(action: str) -> Unsupported:
     )
 
 
-def int_param(params: dict[str, Any], name: str, low: int, high: int, default: int | None = None) -> int:
-    value = params.get(name, default)
+def int_param(params: dict[str, Any], action: str, name: str) -> int:
+    """An integer parameter, its default and range as the catalog's vocabulary states them (once, there)."""
+    spec = next(p for p in ACTIONS[action].params if p.name == name)
+    low, high = int(spec.minimum or 0), int(spec.maximum or 2**31)
+    value = params.get(name, spec.default)
     n = _as_int(value)
     if n is None:
         raise InputError(f"action parameter {name!r}: expected an integer, got {value!r}")
@@ -73,8 +77,8 @@ def _as_int(value: object) -> int | None:
 def helper_argv(action: str, params: dict[str, Any]) -> tuple[list[str], int]:
     """(argv of one helper process, how many to attach to each instance)."""
     if action == "cpu-stress":
-        return list(CPU_HOG), int_param(params, "workers", 1, 64, 1)
-    mb = int_param(params, "mb", 1, 64 * 1024)
+        return list(CPU_HOG), int_param(params, action, "workers")
+    mb = int_param(params, action, "mb")
     return [sys.executable, "-c", MEMORY_HOG, str(mb)], 1
 
 
@@ -162,12 +166,12 @@ class ActionExecutor:
     def _network(self, action: str, workload: str, params: dict[str, Any], record: ActiveAction) -> None:
         relays = self.relays_of(workload)
         if action == "network-delay":
-            ms = int_param(params, "ms", 1, 60_000)
+            ms = int_param(params, action, "ms")
             for r in relays:
                 record.relays.append((r, r.delay_s, r.loss))
                 r.delay_s = ms / 1000
         else:
-            pct = int_param(params, "percent", 1, 100)
+            pct = int_param(params, action, "percent")
             for r in relays:
                 record.relays.append((r, r.delay_s, r.loss))
                 r.loss = pct / 100

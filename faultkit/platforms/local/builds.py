@@ -19,38 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from faultkit.apps.sources import SKIP_DIRS, files_under, source_files
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.base import Build
 
-SKIP_DIRS = frozenset({"__pycache__", ".ruff_cache", ".pytest_cache", ".mypy_cache", ".git"})
-
-
-def _files(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        rel_dir = Path(dirpath).relative_to(folder)
-        for name in sorted(filenames):
-            if name.endswith(".pyc"):
-                continue
-            path = Path(dirpath) / name
-            if path.is_symlink():
-                # a symlink could point anywhere on this machine: a build holds only real files
-                raise InputError(f"{path}: symbolic links are not allowed in a build source tree")
-            yield (Path(prefix) / rel_dir / name).as_posix(), path
-
-
-def source_files(source_root: Path, service_folder: str, common: tuple[str, ...]) -> list[tuple[str, Path]]:
-    """(relative path in the build, source file) for the service folder and the common folders."""
-    base = source_root / service_folder
-    if not base.is_dir():
-        raise InputError(f"{base}: service source folder not found")
-    out = list(_files(base, "."))
-    for folder in common:
-        if not (source_root / folder).is_dir():
-            raise InputError(f"{source_root / folder}: common source folder not found")
-        out.extend(_files(source_root / folder, folder))
-    return sorted((rel.removeprefix("./"), p) for rel, p in out)
-
+__all__ = ["SKIP_DIRS", "BuildStore", "digest", "source_files"]
 
 def digest(files: list[tuple[str, Path]]) -> str:
     h = hashlib.sha256()
@@ -133,7 +106,7 @@ class BuildStore:
 
     def contains(self, build_id: str, text: str) -> bool:
         needle = text.encode()
-        for _, path in _files(self.location(build_id), "."):
+        for _, path in files_under(self.location(build_id), "."):
             if needle in path.read_bytes():
                 return True
         return False

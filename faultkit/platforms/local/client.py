@@ -31,7 +31,8 @@ from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
 from faultkit.platforms.local.status import SupervisorStatus
 from faultkit.workspace import Workspace
 
-ERRORS = {name: getattr(errors, name) for name in ("UsageError", "InputError", "PlatformError", "Unsupported")}
+ERRORS = {name: getattr(errors, name)
+          for name in ("UsageError", "InputError", "PlatformError", "NotReady", "Unsupported")}
 
 
 class LocalPlatform:
@@ -65,6 +66,7 @@ class LocalPlatform:
         self.store = BuildStore(self.state.builds)
         self.default_app = app
         self.environ = environ
+        self._scrapes: requests.Session | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -177,6 +179,10 @@ class LocalPlatform:
     def is_up(self) -> bool:
         return self.state.read_info() is not None
 
+    def target(self) -> dict[str, str]:
+        """The one supervisor of this state folder: its app (the folder itself is where the journal is)."""
+        return {"platform": self.name, "app": self.app()}
+
     def app(self) -> str:
         info = self.state.read_info()
         if info is None:
@@ -214,6 +220,14 @@ class LocalPlatform:
 
     def endpoint(self, service: str, port: int | None = None) -> str:
         return self._call("endpoint", service=service, port=port)
+
+    def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
+        """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer)."""
+        from faultkit.platforms.counters import scrape
+
+        if self._scrapes is None:
+            self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
+        return {iid: scrape(url, self._scrapes) for iid, url in sorted(self.instance_endpoints(service).items())}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
@@ -274,9 +288,13 @@ class LocalPlatform:
     def actions(self) -> frozenset[str]:
         return act.SUPPORTED
 
-    def start_action(self, action: str, service: str, params: dict[str, object]) -> str:
+    def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
         if action not in act.SUPPORTED:
             raise act.unsupported(action)
+        if mode is not None:
+            if mode not in ("one", "all"):
+                raise errors.InputError(f"action mode {mode!r}: use one or all")
+            params = {**params, "mode": mode}
         return self._call("start_action", action=action, service=service, params=params)
 
     def stop_action(self, handle: str) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
-from faultkit.errors import PlatformError
+from faultkit.errors import NotReady, PlatformError
+from faultkit.platforms.base import short_id
 from faultkit.platforms.local.kubelet import Kubelet
 
 POLL_S = 0.1
@@ -34,7 +35,7 @@ class Rollouts:
                 self._roll(workload, build_id, timeout, keep_on_failure=False)
             except PlatformError as e:
                 self.builds[workload] = previous
-                raise PlatformError(f"{e}; rolled back to build {previous[:19]}") from None
+                raise NotReady(f"{e}; rolled back to build {short_id(previous)}") from None
 
     def restart(self, workload: str, timeout: float) -> None:
         """Roll the workload onto its new spec, same build; the spec stays when it does not get ready."""
@@ -51,10 +52,10 @@ class Rollouts:
         name = self.kubelet.service_name(w)
         if not ok and not keep_on_failure:
             self.kubelet.keep(w, old, drop=new)
-            raise PlatformError(f"rollout of {name} to build {build_id[:19]} did not become ready within {timeout:g}s")
+            raise NotReady(f"rollout of {name} to build {short_id(build_id)} did not become ready within {timeout:g}s")
         self.kubelet.keep(w, new, drop=old)
         if not ok:
-            raise PlatformError(
+            raise NotReady(
                 f"rollout of {name} did not become ready within {timeout:g}s; "
                 "the new spec stays applied (revert the change to recover)"
             )

@@ -1,4 +1,4 @@
-"""Read request counters from a service's Prometheus exposition (the built-in scraper)."""
+"""Read request counters from a service's Prometheus exposition: how platforms answer request_counts."""
 
 from __future__ import annotations
 

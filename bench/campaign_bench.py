@@ -1,0 +1,154 @@
+"""Campaign throughput on the local platform, and the projection of a 700-fault campaign.
+
+Runs the real `faultkit campaign run` on the same list of shipped faults with 1 and with 2 workers
+(a throwaway workspace; short windows), and prints faults per hour, the parallel efficiency (the
+one-worker wall time over N times the N-worker wall time), the runs that ended overloaded, and the
+CPU one minishop instance uses under its load generator. Then it projects a 700-fault campaign with
+five-minute windows (repeat 2, the shipped catalog's mix of mechanisms, setup times measured from
+the shipped bundles) on four workers of 16 vCPU, against the goal of under 8 hours: once with one
+instance per worker, once with as many instances per worker as its vCPUs hold at the measured CPU
+use (with half again as headroom).
+
+    python3 bench/campaign_bench.py [--window 5s] [--repeat 1] [--fault ID ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from faultkit.campaigns.plan import catalog_faults  # noqa: E402
+from faultkit.campaigns.projection import project  # noqa: E402
+from faultkit.campaigns.timing import measure  # noqa: E402
+from faultkit.workspace import Workspace  # noqa: E402
+
+FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-checkout-instance-failure",
+          "minishop-cartstore-instance-failure", "minishop-code-checkout-shipping-quote")
+GOAL_H = 8.0
+NODES, VCPU = 4, 16
+
+
+def workspace(root: Path, faults: list[str]) -> Path:
+    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
+                    ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache", ".pytest_cache"))
+    for folder in ("catalog/minishop", "patches/minishop"):
+        (root / folder).mkdir(parents=True)
+    for fid in faults:
+        data = yaml.safe_load((REPO / "catalog" / "minishop" / f"{fid}.yaml").read_text())
+        data.pop("validation", None)
+        if data.get("code"):
+            (root / data["code"]["patch"]).write_text((REPO / data["code"]["patch"]).read_text())
+        (root / "catalog" / "minishop" / f"{fid}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
+
+
+def env(root: Path, state: Path) -> dict[str, str]:
+    return {**os.environ, "FAULTKIT_ROOT": str(root), "FAULTKIT_STATE_DIR": str(state),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+
+
+def campaign(root: Path, folder: Path, faults: list[str], workers: int, window: str, repeat: int) -> dict:
+    args = [sys.executable, "-m", "faultkit.cli", "campaign", "run", "--app", "minishop", "--workers", str(workers),
+            "--window", window, "--interval", "1s", "--repeat", str(repeat), "--dir", str(folder), "--json"]
+    args += [a for f in faults for a in ("--fault", f)]
+    started = time.time()
+    proc = subprocess.run(args, cwd=root, env=env(root, folder / "cli-state"), capture_output=True, text=True,
+                          timeout=3600)
+    if not proc.stdout:
+        raise SystemExit(f"campaign with {workers} workers failed: {proc.stderr[-1500:]}")
+    result: dict = json.loads(proc.stdout)
+    result["process_wall_s"] = round(time.time() - started, 1)
+    return result
+
+
+def instance_use(root: Path, state: Path, seconds: float = 15.0) -> tuple[float, float]:
+    """CPU cores and resident MiB one minishop instance (services and load generator) uses."""
+    e = env(root, state)
+    cli = [sys.executable, "-m", "faultkit.cli"]
+    subprocess.run([*cli, "up", "--app", "minishop"], cwd=root, env=e, check=True, capture_output=True, timeout=300)
+    try:
+        info = json.loads((state / "local" / "supervisor.json").read_text())
+        sup = psutil.Process(int(info["pid"]))
+        time.sleep(5)  # past start-up
+
+        def cpu() -> float:
+            total = 0.0
+            for p in [sup, *sup.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system
+                except psutil.Error:
+                    pass
+            return total
+
+        a = cpu()
+        time.sleep(seconds)
+        cores = round((cpu() - a) / seconds, 3)
+        rss = 0
+        for p in [sup, *sup.children(recursive=True)]:
+            try:
+                rss += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return cores, round(rss / 2**20, 1)
+    finally:
+        subprocess.run([*cli, "down"], cwd=root, env=e, capture_output=True, timeout=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--window", default="5s")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--fault", action="append", dest="faults")
+    args = ap.parse_args()
+    faults = args.faults or list(FAULTS)
+    load_before = os.getloadavg()
+    print(f"machine: {psutil.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
+          f"{load_before[2]:.1f} at the start (others' work included)")
+    with tempfile.TemporaryDirectory(prefix="campaign-bench-") as tmp:
+        root = workspace(Path(tmp) / "repo", faults)
+        cores, rss_mib = instance_use(root, Path(tmp) / "probe-state")
+        print(f"one minishop instance under its load generator uses {cores:.2f} CPU cores and {rss_mib:.0f} MiB")
+        runs = {n: campaign(root, Path(tmp) / f"w{n}", faults, n, args.window, args.repeat) for n in (1, 2)}
+    print(f"\n{len(faults)} faults, {args.window} windows, repeat {args.repeat}:")
+    print(f"{'workers':>8} {'wall s':>8} {'faults/h':>9} {'efficiency':>11} {'overloaded':>11}  verdicts")
+    for n, r in runs.items():
+        wall = r["process_wall_s"]
+        eff = runs[1]["process_wall_s"] / (n * wall)
+        overloaded = r["errors_by_outcome"].get("overloaded", 0)
+        verdicts = ", ".join(f"{f['fault'].removeprefix('minishop-')}={f['outcome']}" for f in r["per_fault"])
+        print(f"{n:>8} {wall:>8.1f} {len(faults) / (wall / 3600):>9.1f} {eff:>11.2f} {overloaded:>11}  {verdicts}")
+    ws = Workspace(REPO, REPO / ".faultkit")
+    mix: dict[str, int] = {}
+    for f in catalog_faults(ws, "minishop").values():
+        mix[f.mechanism] = mix.get(f.mechanism, 0) + 1
+    over = measure([REPO / "evidence"])
+    per_node = max(1, math.floor(VCPU / (max(cores, 0.05) * 1.5)))
+    print(f"\n{per_node} instances per {VCPU}-vCPU worker at {cores:.2f} cores each with half again as headroom "
+          f"({per_node * rss_mib / 1024:.1f} GiB resident)")
+    print(f"\nprojection: 700 faults, 300s windows, repeat 2, mix {mix} scaled; goal < {GOAL_H:g} h")
+    for label, workers in ((f"{NODES} workers x 1 instance", NODES),
+                           (f"{NODES} workers x {per_node} instances ({VCPU} vCPU each)", NODES * per_node)):
+        p = project(mix, over, 300, 2, workers, 700)
+        verdict = "meets" if p.wall_s / 3600 < GOAL_H else "misses"
+        print(f"  {label}: {p.wall_s / 3600:.1f} h ({p.faults_per_hour:.1f} faults/h), {verdict} the goal")
+    need = project(mix, over, 300, 2, 1, 700).serial_s / (GOAL_H * 3600)
+    print(f"  instances needed for {GOAL_H:g} h: {math.ceil(need)} ({math.ceil(need / NODES)} per worker)")
+
+
+if __name__ == "__main__":
+    main()

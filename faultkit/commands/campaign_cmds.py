@@ -1,0 +1,238 @@
+"""`faultkit campaign run`, `plan` and `render`: many validations over parallel instances."""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.live import Live
+from rich.table import Table
+
+from faultkit.campaigns import job
+from faultkit.campaigns import summary as summaries
+from faultkit.campaigns.board import Board
+from faultkit.campaigns.collect import collect
+from faultkit.campaigns.plan import PLAN, Plan, catalog_faults, new_plan
+from faultkit.campaigns.projection import project
+from faultkit.campaigns.runner import Campaign
+from faultkit.campaigns.timing import Overheads, measure
+from faultkit.campaigns.view import duration, render
+from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.validate_cmds import platform_option, seconds
+from faultkit.errors import UsageError
+from faultkit.workspace import Workspace
+from faultkit.yamlio import atomic_write, dump_yaml
+
+
+@click.group("campaign")
+def campaign() -> None:
+    """Validate many faults in parallel over isolated app instances, resumable after any crash."""
+
+
+def _overheads(ws: Workspace) -> Overheads:
+    return measure([ws.evidence_dir])
+
+
+@campaign.command("run")
+@click.option("--app", help="Application whose faults to validate (not with --resume).")
+@click.option("--fault", "faults", multiple=True, help="A fault to validate (repeatable).")
+@click.option("--all", "all_faults", is_flag=True, help="Every fault of the app's catalog.")
+@click.option("--changed-since", "since", metavar="REF", help="Faults whose entry or patch changed since a git ref.")
+@click.option("--workers", default=1, show_default=True, type=int, help="App instances validating side by side.")
+@click.option("--window", default="5m", show_default=True, help="Length of each observation window.")
+@click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
+@click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
+@click.option("--attempts", default=3, show_default=True, type=int,
+              help="Runs a fault may take when one ends in an error to retry (overload, a crash).")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
+              help="Load average per core above which a cycle is overloaded (passed to validate; default: its own).")
+@click.option("--dir", "folder", type=click.Path(path_type=Path, file_okay=False),
+              help="Campaign folder (default evidence/campaigns/<app>-<time>/).")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Continue the campaign in this folder after a crash or a stop.")
+@click.option("--keep-up", is_flag=True, help="Leave the instances running at the end.")
+@platform_option
+@json_option
+def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
+            interval: str, repeat: int, attempts: int, max_load: float | None, folder: Path | None,
+            resume: Path | None, keep_up: bool, platform_name: str, as_json: bool) -> int:
+    """Validate faults over N isolated instances, longest expected first; resumable.
+
+    Exits 0 when every fault is admitted, 1 when any is rejected, flaky or ended in an error.
+
+    Example: faultkit campaign run --app minishop --all --workers 2 --window 20s
+    """
+    ws = workspace()
+    if resume is not None:
+        if app or faults or all_faults or since or folder:
+            raise UsageError("--resume DIR continues that folder's plan; drop --app, --fault, --all, "
+                             "--changed-since and --dir")
+        folder, plan = resume, Plan.read(resume)
+    else:
+        if not app:
+            raise UsageError("name the app with --app APP (or continue a campaign with --resume DIR)")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        folder = folder or ws.evidence_dir / "campaigns" / f"{app}-{stamp}"
+        if (folder / PLAN).exists():
+            raise UsageError(f"{folder}: holds a campaign already; continue it with --resume {folder}")
+        plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=platform_name,
+                        window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
+                        max_load=max_load, overheads=_overheads(ws))
+        folder.mkdir(parents=True, exist_ok=True)
+        plan.write(folder)
+    board = Board(plan)
+    stop = threading.Event()
+    job = Campaign(ws, folder, plan, board, stop, keep_up=keep_up)
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            job.run()
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread, which reports it
+            failure.append(e)
+
+    def stop_on(signum: int, _frame: Any) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, stop_on) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        thread = threading.Thread(target=body, name="campaign")
+        thread.start()
+        with Live(render(board), console=console(stderr=True), refresh_per_second=2, transient=as_json) as live:
+            while thread.is_alive():
+                thread.join(0.5)
+                live.update(render(board))
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    result = summaries.summarize(folder, plan)
+    summaries.write(folder, result)
+    if failure:
+        raise failure[0]
+    if as_json:
+        print_json({**result, "folder": str(folder)})
+    else:
+        _render_summary(result, folder)
+    if stop.is_set():
+        click.echo(f"Stopped; continue with: faultkit campaign run --resume {folder}", err=True)
+        return 130
+    return 0 if result["admitted"] == result["faults"] else 1
+
+
+def _render_summary(result: dict[str, Any], folder: Path) -> None:
+    out = console()
+    table = Table("", "admitted", "rejected", "flaky", "errors", title=f"campaign {folder.name}")
+    for group in ("per_mechanism", "per_category"):
+        for name, row in result[group].items():
+            table.add_row(name, *(str(row[k]) for k in ("admitted", "rejected", "flaky", "errors")))
+    table.add_row("all", *(str(result[k]) for k in ("admitted", "rejected", "flaky", "errors")), style="bold")
+    out.print(table)
+    if result["failed_rules"]:
+        out.print("failed rules: " + ", ".join(f"{r} {n}" for r, n in result["failed_rules"].items()))
+    for f in result["per_fault"]:
+        wall = duration(f["wall_s"]) if f["wall_s"] is not None else "-"
+        out.print(f"  {f['fault']}: {f['outcome'] or f['state']} in {wall} ({len(f['attempts'])} runs)")
+    out.print(f"{result['done']}/{result['faults']} done in {duration(result['total_wall_s'])} "
+              f"over {result['workers']} workers; summary in {folder / summaries.SUMMARY}")
+
+
+@campaign.command("render")
+@click.option("--app", required=True, help="Application whose faults to validate.")
+@click.option("--fault", "faults", multiple=True, help="A fault to validate (repeatable).")
+@click.option("--all", "all_faults", is_flag=True, help="Every fault of the app's catalog.")
+@click.option("--changed-since", "since", metavar="REF", help="Faults whose entry or patch changed since a git ref.")
+@click.option("--workers", required=True, type=click.IntRange(min=1), help="Indices of the Job (namespaces).")
+@click.option("--image", required=True, help="The faultkit image the Job's pods run (with the catalog in it).")
+@click.option("--name", default="faultkit-campaign", show_default=True, help="Job, namespace prefix, object names.")
+@click.option("--window", default="5m", show_default=True, help="Length of each observation window.")
+@click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
+@click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
+@click.option("--attempts", default=3, show_default=True, type=int, help="Runs a fault may take (errors to retry).")
+@click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume.")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
+def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
+               name: str, window: str, interval: str, repeat: int, attempts: int, storage: str, out: Path | None
+               ) -> int:
+    """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
+
+    Not run on a cluster yet: the kubernetes platform its pods validate on is not in this release.
+
+    Example: faultkit campaign render --app minishop --all --workers 8 --image faultkit:0.1 --out job.yaml
+    """
+    ws = workspace()
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
+        raise UsageError(f"--name {name!r}: use lowercase letters, digits and '-' (a Kubernetes name, "
+                         "at most 42 characters)")
+    plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
+                    window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
+                    max_load=None, overheads=_overheads(ws))
+    text = dump_yaml(job.render(plan, name, image, workers, storage))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write(out, text)
+        console(stderr=True).print(f"wrote {out}: {len(plan.faults)} faults in {workers} shares")
+    return 0
+
+
+@campaign.command("collect")
+@click.argument("source", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--into", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the bundles go (default evidence/campaigns/<source folder name>/bundles/).")
+@click.option("--trust", "trust", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Public key (PEM) of the validator that signed the bundles (the Job's); repeatable.")
+@json_option
+def collect_cmd(source: Path, into: Path | None, trust: tuple[Path, ...], as_json: bool) -> int:
+    """Record the verdicts of a campaign run elsewhere (a Job's evidence volume, copied out).
+
+    A bundle is recorded only when it verifies, judges again to its verdict, is signed by a trusted
+    key and was made on the entry as it is now. Exits 1 when any bundle is refused or stale.
+
+    Example: faultkit campaign collect ./volume-copy
+    """
+    ws = workspace()
+    rows = collect(ws, source, into or ws.evidence_dir / "campaigns" / source.resolve().name / "bundles", trust)
+    if as_json:
+        print_json([r.__dict__ for r in rows])
+    else:
+        for r in rows:
+            console().print(f"{r.fault}: {r.outcome} ({r.bundle or r.detail})")
+    return 1 if any(r.outcome in ("refused", "stale") for r in rows) else 0
+
+
+@campaign.command("plan")
+@click.option("--app", required=True, help="Application whose catalog sets the mix of mechanisms.")
+@click.option("--window", default="5m", show_default=True, help="Length of each observation window.")
+@click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Instances in parallel.")
+@click.option("--faults", "total", type=click.IntRange(min=1), help="Project this many faults in the catalog's mix.")
+@json_option
+def plan_cmd(app: str, window: str, repeat: int, workers: int, total: int | None, as_json: bool) -> int:
+    """Expected wall time of a campaign: the protocol's windows plus measured setup times.
+
+    Example: faultkit campaign plan --app minishop --window 5m --workers 4 --faults 700
+    """
+    ws = workspace()
+    mix: dict[str, int] = {}
+    for f in catalog_faults(ws, app).values():
+        mix[f.mechanism] = mix.get(f.mechanism, 0) + 1
+    p = project(mix, _overheads(ws), seconds(window), repeat, workers, total)
+    if as_json:
+        print_json(p.as_dict())
+        return 0
+    out = console()
+    table = Table("mechanism", "faults", "windows", "setup", "changes/cycle", "per fault",
+                  title=f"{app}: {p.faults} faults, {seconds(window):g}s windows, repeat {repeat}, {workers} workers")
+    over = p.overheads
+    for m, n in p.counts.items():
+        table.add_row(m, str(n), str(p.windows[m]), f"{over.setup_s[m]:g}s", f"{over.change_s[m]:g}s",
+                      duration(p.per_fault_s[m]))
+    out.print(table)
+    out.print(f"one after another: {duration(p.serial_s)}; on {workers} workers: {duration(p.wall_s)} "
+              f"({p.faults_per_hour:g} faults/hour, with {over.instance_up_s:g}s to bring each instance up)")
+    return 0

@@ -1,0 +1,72 @@
+"""The kubernetes side of `faultkit up`, `status` and `down`: calls the platform, prints the outcome."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.table import Table
+
+from faultkit.commands.common import console, print_json, workspace
+from faultkit.platforms.kubernetes import KubernetesPlatform
+
+
+def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: str | None, kubeconfig: str | None,
+       context: str | None, loader: str | None) -> None:
+    platform = KubernetesPlatform(workspace(), kubeconfig=kubeconfig, context=context, namespace=namespace,
+                                  adopt=adopt, loader=loader)
+    where = f"namespace {adopt} (adopted)" if adopt else f"namespace {namespace or app}"
+    console(stderr=True).print(f"Bringing {app} up on the kubernetes platform in {where}...")
+    started = time.time()
+    platform.up(app, replicas=replicas, timeout=timeout)
+    rec = platform.record()
+    verb = "adopted" if adopt else "up"
+    console().print(f"{app} is {verb}: {rec.target.describe()}, {len(platform.descriptor.services)} services "
+                    f"ready in {time.time() - started:.1f}s")
+
+
+def snapshot(platform: KubernetesPlatform) -> dict[str, Any]:
+    rec = platform.record()
+    services: dict[str, Any] = {}
+    for inst in platform.instances():
+        svc = services.setdefault(inst.service, {"instances": []})
+        svc["instances"].append({"id": inst.id, "ready": inst.ready, "restarts": inst.restarts,
+                                 "oom_kills": inst.oom_kills, "last_exit": inst.last_exit, "build": inst.build})
+    return {"app": rec.app, "platform": "kubernetes", "mode": rec.mode, "namespace": rec.namespace,
+            "context": rec.context, "server": rec.server, "services": services}
+
+
+def status(as_json: bool) -> None:
+    platform = KubernetesPlatform(workspace())
+    if not platform.is_up():
+        if as_json:
+            print_json({"up": False})
+        else:
+            console().print("Nothing is up on the kubernetes platform.")
+        return
+    data = snapshot(platform)
+    if as_json:
+        print_json({"up": True, **data})
+        return
+    table = Table(title=f"{data['app']} in namespace {data['namespace']} ({data['mode']}) on {data['server']}")
+    for column in ("service", "ready", "restarts", "oom", "build"):
+        table.add_column(column, no_wrap=True)
+    for name, svc in sorted(data["services"].items()):
+        insts = svc["instances"]
+        builds = sorted({str(i["build"]).split(":", 1)[-1][:10] for i in insts})
+        table.add_row(name, f"{sum(i['ready'] for i in insts)}/{len(insts)}", str(sum(i["restarts"] for i in insts)),
+                      str(sum(i["oom_kills"] for i in insts)), ",".join(builds) or "-")
+    console().print(table)
+
+
+def down() -> None:
+    platform = KubernetesPlatform(workspace())
+    if not platform.is_up():
+        console().print("Nothing is up on the kubernetes platform.")
+        return
+    rec = platform.owner.require()
+    platform.down()
+    if rec.mode == "adopted":
+        console().print(f"{rec.app} in namespace {rec.namespace} is released; its objects were left as they are.")
+    else:
+        console().print(f"{rec.app} is down; namespace {rec.namespace} is deleted and gone.")

@@ -1,0 +1,76 @@
+"""Bring the app's manifests into a namespace: images rewritten to the built ones, server-side apply.
+
+Every object is applied into the one namespace faultkit works in (a namespace in a manifest is
+overridden, cluster-scoped kinds are refused) under a field manager named after the app, never
+after faultkit: managedFields are readable by anyone who can read the object.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import DynamicApiError
+
+from faultkit.apps import manifests
+from faultkit.apps.descriptor import AppDescriptor
+from faultkit.errors import InputError
+from faultkit.images.naming import refuse_leaks
+from faultkit.platforms.kubernetes.connection import Connection, api_error
+
+NAMESPACED = {"Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap", "Secret", "ServiceAccount",
+              "PersistentVolumeClaim", "Job", "CronJob", "Role", "RoleBinding", "NetworkPolicy", "Ingress",
+              "PodDisruptionBudget", "HorizontalPodAutoscaler"}
+
+
+def field_manager(app: str) -> str:
+    return f"{app}-release"
+
+
+def render(app: AppDescriptor, namespace: str, images: Mapping[str, str], root: Path) -> list[dict[str, Any]]:
+    """The objects to apply: the descriptor's manifests in `namespace`, each service's containers
+    running `images[service]` (pulled only when the node does not have it)."""
+    docs = manifests.load_manifests(app.manifests_dir)
+    out: list[dict[str, Any]] = []
+    for doc in docs:
+        if doc.kind not in NAMESPACED:
+            raise InputError(f"{doc.file}:{doc.line}: {doc.kind} {doc.name!r} is not a namespaced kind faultkit "
+                             "applies; "
+                             "the platform works inside one namespace only")
+        body = copy.deepcopy(doc.body)
+        body.setdefault("metadata", {})["namespace"] = namespace
+        out.append(body)
+    for spec in app.services:
+        if spec.name not in images:
+            continue
+        body = _workload(out, spec.workload_kind, spec.workload)
+        for c in manifests.pod_spec(body).get("containers") or []:
+            if c.get("name") in spec.containers:
+                c["image"] = images[spec.name]
+                c["imagePullPolicy"] = "IfNotPresent"
+    refuse_leaks(root, [(f"{o['kind']}/{o['metadata'].get('name')}", json.dumps(o, sort_keys=True)) for o in out])
+    return out
+
+
+def _workload(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    for o in objects:
+        if o.get("kind") == kind and (o.get("metadata") or {}).get("name") == name:
+            return o
+    raise InputError(f"the descriptor names {kind}/{name}, which is not in the manifests")
+
+
+def server_side_apply(conn: Connection, objects: list[dict[str, Any]], manager: str) -> None:
+    dyn = DynamicClient(conn.api)
+    for body in objects:
+        what = f"apply {body['kind']}/{body['metadata'].get('name')} in {body['metadata']['namespace']}"
+        try:
+            resource = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
+            dyn.server_side_apply(resource, body=body, namespace=body["metadata"]["namespace"],
+                                  field_manager=manager, force_conflicts=True)
+        except (ApiException, DynamicApiError) as e:
+            raise api_error(what, e) from None

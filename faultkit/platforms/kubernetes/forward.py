@@ -1,0 +1,95 @@
+"""A Service's address on this machine: a loopback listener that port-forwards each connection to
+a ready pod behind the Service (what `kubectl port-forward svc/NAME` does), through the API server.
+
+The validator's probes speak plain HTTP to `endpoint(service)`; on a cluster whose pod and
+Service addresses this machine cannot route to, this is how they reach the app.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import socketserver
+import threading
+from collections.abc import Callable
+
+from kubernetes import client
+from kubernetes.stream import portforward
+
+from faultkit.platforms.kubernetes.connection import Connection
+
+Picker = Callable[[], tuple[str, int] | None]  # a ready pod and its target port, now
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        target = self.server.pick()
+        if target is None:
+            return  # nothing ready behind the Service: the client sees the connection close, as it would
+        pod, port = target
+        try:
+            # an ApiClient of its own: the stream helpers swap the client's request method while they
+            # run, which would turn every other thread's API call on a shared client into a websocket
+            api = client.CoreV1Api(client.ApiClient(self.server.conn.api.configuration))
+            pf = portforward(api.connect_get_namespaced_pod_portforward, pod, self.server.namespace, ports=str(port))
+            remote = pf.socket(port)
+        except Exception:  # the client library raises bare exceptions for a refused upgrade
+            return
+        remote.setblocking(True)
+        done = threading.Event()
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            done.set()
+
+        threading.Thread(target=pump, args=(remote, self.request), daemon=True).start()
+        pump(self.request, remote)
+        done.wait(30)
+        try:
+            remote.close()
+            pf.close()
+        except Exception:  # closing a half-closed websocket raises from the library; nothing to keep
+            pass
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, conn: Connection, namespace: str, pick: Picker) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.conn, self.namespace, self.pick = conn, namespace, pick
+
+
+class Forwards:
+    """One listener per (service, port), started on first use, stopped by close()."""
+
+    def __init__(self, conn: Connection, namespace: str) -> None:
+        self.conn, self.namespace = conn, namespace
+        self.servers: dict[tuple[str, int], _Server] = {}
+        self.lock = threading.Lock()
+        self.turn = itertools.count()
+
+    def url(self, key: tuple[str, int], pods: Callable[[], list[tuple[str, int]]]) -> str:
+        with self.lock:
+            if key not in self.servers:
+                def pick() -> tuple[str, int] | None:
+                    ready = pods()
+                    return ready[next(self.turn) % len(ready)] if ready else None
+                srv = _Server(self.conn, self.namespace, pick)
+                threading.Thread(target=srv.serve_forever, daemon=True).start()
+                self.servers[key] = srv
+            return f"http://127.0.0.1:{self.servers[key].server_address[1]}"
+
+    def close(self) -> None:
+        with self.lock:
+            for srv in self.servers.values():
+                srv.shutdown()
+                srv.server_close()
+            self.servers.clear()

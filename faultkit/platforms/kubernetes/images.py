@@ -1,0 +1,105 @@
+"""The cluster's side of images: hand a built image to the nodes, and know it by every digest.
+
+The kubelet reports a pod's image as the runtime knows it (its repository digest, or its config
+digest, which is Docker's image id); both are recorded here per built image, from the node's own
+image list, so a pod's imageID can be matched to the Build that made it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from faultkit.errors import PlatformError
+from faultkit.platforms.kubernetes.connection import Connection
+from faultkit.yamlio import atomic_write
+
+
+def normalized(ref: str) -> str:
+    """`minishop/cart:1` -> `docker.io/minishop/cart:1`, as containerd names it."""
+    first = ref.split("/", 1)[0]
+    if "/" not in ref:
+        return f"docker.io/library/{ref}"
+    if "." in first or ":" in first or first == "localhost":
+        return ref
+    return f"docker.io/{ref}"
+
+
+class ClusterImages:
+    def __init__(self, conn: Connection, loader: list[str] | None, path: Path) -> None:
+        self.conn, self.loader, self.path = conn, loader, path
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.path.read_text())
+            return data
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def _node_names(self) -> list[list[str]]:
+        return [list(img.names or []) for node in self.conn.core.list_node().items for img in node.status.images or []]
+
+    def _digests_on_nodes(self, ref: str) -> set[str] | None:
+        """The repository digests the nodes know `ref` by (an empty set for an image loaded without
+        one: the kubelet then reports its config digest, the build id); None when no node has it."""
+        want = normalized(ref)
+        repo = want.rsplit(":", 1)[0]
+        out: set[str] | None = None
+        for names in self._node_names():
+            if want in names:
+                out = (out or set()) | {n.rsplit("@", 1)[1] for n in names if n.startswith(repo + "@")}
+        return out
+
+    def ensure(self, ref: str, build_id: str, timeout: float = 60.0) -> None:
+        self.ensure_all({ref: build_id}, timeout)
+
+    def ensure_all(self, images: dict[str, str], timeout: float = 60.0) -> None:
+        """Make the nodes have every ref (running the loader for those they lack), then record each
+        one's digests as the node lists them."""
+        data = self._load()
+        on_nodes = {ref: self._digests_on_nodes(ref) for ref in images}
+        missing = [ref for ref in images if on_nodes[ref] is None]
+        if missing and self.loader:
+            # a few at a time: each load is mostly the engine writing and the runtime unpacking layers
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                failures = [f for f in pool.map(self._load_one, missing) if f]
+            if failures:
+                raise PlatformError(failures[0])
+        deadline = time.monotonic() + timeout
+        # the kubelet lists new images in the node's status within its status period (10 s by default)
+        while self.loader and any(v is None for v in on_nodes.values()) and time.monotonic() < deadline:
+            time.sleep(1)
+            on_nodes = {ref: self._digests_on_nodes(ref) if v is None else v for ref, v in on_nodes.items()}
+        for ref, build_id in images.items():
+            data[build_id] = {"ref": ref, "digests": sorted((on_nodes[ref] or set()) | {build_id})}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+
+    def _load_one(self, ref: str) -> str | None:
+        assert self.loader is not None
+        done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            return None
+        last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
+        return f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: {last}"
+
+    def digests(self, ref: str) -> frozenset[str]:
+        out: set[str] = set()
+        for build_id, v in self._load().items():
+            if v.get("ref") == ref:
+                out |= set(v.get("digests") or []) | {build_id}
+        return frozenset(out)
+
+    def location_of(self, build_id: str) -> str | None:
+        v = self._load().get(build_id)
+        return str(v["ref"]) if v else None
+
+    def build_of(self, digest: str) -> str:
+        for build_id, v in self._load().items():
+            if digest == build_id or digest in (v.get("digests") or []):
+                return str(build_id)
+        return digest

@@ -1,0 +1,310 @@
+"""KubernetesPlatform: the Platform protocol on a real cluster, through the official Python client.
+
+Kubernetes specifics of the protocol:
+
+* `up(app)` creates a namespace (default: the app's name; `namespace=` to choose), records it as
+  faultkit's (ownership.py), builds the service images (ImageBuilds), hands them to the cluster
+  (`loader`, e.g. `tools/cluster/cluster load` or `kind load docker-image`; without one the
+  cluster must pull the tags itself), server-side applies the manifests with the built tags and
+  waits until every Deployment's rollout is complete by completion.py. `adopt=NAMESPACE` instead
+  takes over an app deployed by other tooling: nothing is applied, `down` only forgets it.
+* Workloads are Deployments (`cart` or `Deployment/cart`); Services `Service/cart` (container "").
+* `patch_field` raises errors.NotReady when the new pods never become ready; the change stays
+  applied and the old replicas are stopped (no old replica keeps serving), as locally.
+  `rollout` to a build that never gets ready is undone and raises NotReady.
+* Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
+  port-forward to the Service's ready pods (forward.py); request counts come from each pod's
+  /metrics through the API server's pod proxy.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from functools import cached_property
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from faultkit import errors
+from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.errors import PlatformError
+from faultkit.images.service import buildable
+from faultkit.platforms.base import Build, Instance, LogRecord
+from faultkit.platforms.imagebuilds import ImageBuilds
+from faultkit.platforms.kubernetes import apply, objects, settings
+from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
+from faultkit.platforms.kubernetes.forward import Forwards
+from faultkit.platforms.kubernetes.images import ClusterImages
+from faultkit.platforms.kubernetes.instances import Ledger
+from faultkit.platforms.kubernetes.logs import pod_logs
+from faultkit.platforms.kubernetes.metrics import pod_requests
+from faultkit.platforms.kubernetes.namespaces import Namespaces
+from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, Ownership, Record
+from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
+from faultkit.workspace import Workspace
+
+
+@guarded
+class KubernetesPlatform:
+    name = "kubernetes"
+
+    def __init__(self, workspace: Workspace, kubeconfig: str | None = None, context: str | None = None,
+                 namespace: str | None = None, adopt: str | None = None, loader: str | None = None,
+                 app: str | None = None) -> None:
+        self.workspace = workspace
+        self.owner = Ownership(workspace.state_dir)
+        rec = self.owner.read()
+        # once up, the recorded cluster and context are the target, whatever the environment says now
+        self.conn = Connection(rec.kubeconfig if rec else kubeconfig, rec.context if rec else context)
+        self.namespace_arg, self.adopt_arg, self.default_app = namespace, adopt, app
+        loader = rec.loader if rec and rec.loader else loader
+        self.loader_text = loader or ""
+        self.loader = shlex.split(loader) if loader else None
+        self.ledger = Ledger(self.owner.base / "pods.json")
+        self._forwards: Forwards | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
+        rec = self.owner.read()
+        if rec is not None:
+            raise PlatformError(f"{rec.app} is already up on the kubernetes platform in {rec.target.describe()}; "
+                                "run `faultkit down --platform kubernetes` first")
+        desc = load_app(self.workspace, app)
+        self.conn.check()
+        ns = Namespaces(self.conn)
+        if self.adopt_arg:
+            uid = ns.uid(self.adopt_arg)
+            if uid is None:
+                raise PlatformError(f"--adopt {self.adopt_arg}: no such namespace on {self.conn.server}")
+            self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text)
+            return
+        name = self.namespace_arg or app
+        images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
+        uid = ns.create(name)
+        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text)
+        try:
+            objs = apply.render(desc, name, images, self.workspace.root)
+            if replicas > 1:
+                for o in objs:
+                    if o["kind"] == "Deployment":
+                        o["spec"]["replicas"] = replicas
+            apply.server_side_apply(self.conn, objs, apply.field_manager(app))
+            self._wait_all(desc, name, objs, timeout)
+        except BaseException:
+            self.down()
+            raise
+
+    def _images(self, desc: AppDescriptor) -> dict[str, str]:
+        builds = {service: self.image_builds(desc).build(service) for service in buildable(desc)}
+        self.cluster_images.ensure_all({b.location: b.id for b in builds.values()})
+        return {service: b.location for service, b in builds.items()}
+
+    def _wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for o in objs:
+            if o["kind"] != "Deployment":
+                continue
+            container = o["spec"]["template"]["spec"]["containers"][0]
+            ids = self.cluster_images.digests(container["image"])
+            p = wait_rollout(self.conn, namespace, o["metadata"]["name"], container["name"], ids or None,
+                             max(1.0, deadline - time.monotonic()))
+            if not p.done:
+                raise PlatformError(f"Deployment {o['metadata']['name']} in {namespace} did not become available "
+                                    f"within {timeout:g}s: {p.failed or '; '.join(p.waiting[:3])}")
+
+    def down(self) -> None:
+        rec = self.owner.read()
+        if self._forwards is not None:
+            self._forwards.close()
+        if rec is None:
+            return
+        if rec.mode == CREATED:
+            Namespaces(self.conn).delete_owned(rec)
+        self.owner.remove()
+        self.ledger.path.unlink(missing_ok=True)
+
+    def is_up(self) -> bool:
+        return self.owner.read() is not None
+
+    def app(self) -> str:
+        return self.owner.require().app
+
+    def target(self) -> dict[str, str]:
+        rec = self.owner.require()
+        return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
+                "namespace_uid": rec.namespace_uid}
+
+    def record(self) -> Record:
+        """The app instance's record: where it runs (cluster, context, namespace) and whether faultkit created it."""
+        rec = self.owner.require()
+        Namespaces(self.conn).check_owned(rec)
+        return rec
+
+    # -- state ------------------------------------------------------------------------------
+    @cached_property
+    def descriptor(self) -> AppDescriptor:
+        rec = self.owner.read()
+        return load_app(self.workspace, rec.app if rec else self._app_name())
+
+    def _app_name(self) -> str:
+        if self.default_app:
+            return self.default_app
+        raise PlatformError("nothing is up on the kubernetes platform and no app was given; run `faultkit up` first")
+
+    def _pods(self, service: str) -> tuple[str, list[dict[str, Any]]]:
+        rec = self.owner.require()
+        spec = self.descriptor.service(service)
+        dep = objects.deployment(self.conn, rec.namespace, spec.workload)
+        sel = objects.selector_string(dep["spec"]["selector"].get("matchLabels") or {})
+        try:
+            pods = self.conn.core.list_namespaced_pod(rec.namespace, label_selector=sel).items
+        except ApiException as e:
+            raise api_error(f"list pods of {service}", e) from None
+        return rec.namespace, [objects.plain(self.conn, p) for p in pods]
+
+    def instances(self, service: str | None = None) -> list[Instance]:
+        names = [service] if service else [s.name for s in self.descriptor.services]
+        out: list[Instance] = []
+        for name in names:
+            _, pods = self._pods(name)
+            out += self.ledger.observe(name, pods, self.descriptor.service(name).containers[0],
+                                       self.cluster_images.build_of)
+        return out
+
+    def ready(self, service: str) -> bool:
+        insts = self.instances(service)
+        return bool(insts) and all(i.ready for i in insts)
+
+    def _slot_pods(self, service: str) -> dict[str, dict[str, Any]]:
+        ns, pods = self._pods(service)
+        self.ledger.observe(service, pods, self.descriptor.service(service).containers[0], self.cluster_images.build_of)
+        by_uid = {p["metadata"]["uid"]: p for p in pods if not p["metadata"].get("deletionTimestamp")}
+        out = {}
+        for inst in {f"{service}-{i}" for i in range(len(pods) + 1)}:
+            uid = self.ledger.pod_of(service, inst)
+            if uid in by_uid:
+                out[inst] = by_uid[uid]
+        return out
+
+    def endpoint(self, service: str, port: int | None = None) -> str:
+        rec = self.owner.require()
+        spec = self.descriptor.service(service)
+        number = port or (spec.ports[0].port if spec.ports else 80)
+        if self._forwards is None:
+            self._forwards = Forwards(self.conn, rec.namespace)
+
+        def ready_pods() -> list[tuple[str, int]]:
+            from faultkit.platforms.kubernetes.instances import is_ready
+            _, pods = self._pods(service)
+            return [(p["metadata"]["name"], number) for p in pods if is_ready(p)]
+        return self._forwards.url((service, number), ready_pods)
+
+    def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
+        """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy."""
+        spec = self.descriptor.service(service)
+        port = spec.ports[0].port if spec.ports else 80
+        ns = self.owner.require().namespace
+        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port)
+                for inst, p in sorted(self._slot_pods(service).items())}
+
+    # -- builds and rollouts ----------------------------------------------------------------
+    def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:
+        return ImageBuilds(self.workspace, desc or self.descriptor)
+
+    @cached_property
+    def cluster_images(self) -> ClusterImages:
+        return ClusterImages(self.conn, self.loader, self.owner.base / "images.json")
+
+    def build(self, service: str, source_root: str | None = None) -> Build:
+        b = self.image_builds().build(service, source_root)
+        self.cluster_images.ensure(b.location, b.id)
+        return b
+
+    def build_contains(self, build_id: str, text: str) -> bool:
+        return self.image_builds().build_contains(build_id, text)
+
+    def builds(self, service: str) -> list[Build]:
+        return self.image_builds().builds(service)
+
+    def rollout(self, service: str, build_id: str, timeout: float = 60.0) -> None:
+        rec = self.record()
+        spec = self.descriptor.service(service)
+        container = spec.containers[0]
+        location = self.cluster_images.location_of(build_id) or next(
+            (b.location for b in self.builds(service) if b.id == build_id), None)
+        if location is None:
+            raise errors.InputError(f"no build {build_id} of {service}; build it first")
+        self.cluster_images.ensure(location, build_id)
+        dep = objects.deployment(self.conn, rec.namespace, spec.workload)
+        old_image = next(c["image"] for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == container)
+        manager = apply.field_manager(rec.app)
+
+        def set_image(image: str) -> None:
+            body = {"spec": {"template": {"spec": {"containers": [{"name": container, "image": image}]}}}}
+            patch_template(self.conn, rec.namespace, spec.workload, body, manager)
+
+        _, pods = self._pods(service)
+        self.ledger.retire(service, [p["metadata"]["uid"] for p in pods])
+        change(self.conn, rec.namespace, spec.workload, container, lambda: set_image(location),
+               lambda: set_image(old_image), self.cluster_images.digests(location), timeout,
+               self.cluster_images.digests(old_image) or None)
+
+    # -- manifest settings ------------------------------------------------------------------
+    def read_field(self, workload: str, container: str, path: str) -> str | None:
+        return settings.read(self.conn, self.record().namespace, workload, container, path)
+
+    def patch_field(self, workload: str, container: str, path: str, value: str | None, timeout: float = 60.0) -> None:
+        rec = self.record()
+        if not workload.startswith("Service/"):
+            service = next((s.name for s in self.descriptor.services if s.workload == settings.bare(workload)), None)
+            if service:
+                _, pods = self._pods(service)
+                self.ledger.retire(service, [p["metadata"]["uid"] for p in pods])
+        settings.patch(self.conn, rec.namespace, workload, container, path, value, timeout,
+                       apply.field_manager(rec.app))
+
+    # -- observation ------------------------------------------------------------------------
+    def logs(self, service: str, since: float, until: float | None = None) -> list[LogRecord]:
+        ns = self.owner.require().namespace
+        container = self.descriptor.service(service).containers[0]
+        out: list[LogRecord] = []
+        try:
+            for inst, pod in self._slot_pods(service).items():
+                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until)
+        except ApiException as e:
+            raise api_error(f"read logs of {service}", e) from None
+        return sorted(out, key=lambda r: r.ts)
+
+    # -- direct interventions ---------------------------------------------------------------
+    def actions(self) -> frozenset[str]:
+        return frozenset()
+
+    def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
+        raise errors.Unsupported(f"action {action!r}: the kubernetes platform carries out no direct actions yet; "
+                                 "use --platform local")
+
+    def stop_action(self, handle: str) -> None:
+        raise errors.InputError(f"no running action {handle!r} on the kubernetes platform")
+
+    def active_actions(self) -> list[str]:
+        return []
+
+    def kill(self, service: str, instance: str | None = None) -> str:
+        """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart."""
+        ns = self.record().namespace
+        slots = self._slot_pods(service)
+        if not slots:
+            raise PlatformError(f"{service} has no running pod to kill")
+        inst = instance or sorted(slots)[0]
+        if inst not in slots:
+            raise errors.InputError(f"{service} has no instance {inst!r} (it has {sorted(slots)})")
+        try:
+            self.conn.core.delete_namespaced_pod(slots[inst]["metadata"]["name"], ns,
+                                                 body=client.V1DeleteOptions(grace_period_seconds=0))
+        except ApiException as e:
+            raise api_error(f"delete pod of {inst}", e) from None
+        return inst
+
+

@@ -1,0 +1,51 @@
+"""Changing a Deployment and waiting until no old replica serves (completion.py says when).
+
+A change that does not complete in time is undone: the previous pod template is put back and that
+rollout is waited for too, so a failed change never leaves the app half-rolled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from faultkit.errors import NotReady
+from faultkit.platforms.kubernetes.completion import Progress, rollout_progress
+from faultkit.platforms.kubernetes.connection import Connection, api_error
+from faultkit.platforms.kubernetes.objects import observe
+
+
+def wait_rollout(conn: Connection, namespace: str, name: str, container: str, image_ids: frozenset[str] | None,
+                 timeout: float, interval: float = 0.5) -> Progress:
+    deadline = time.monotonic() + timeout
+    while True:
+        o = observe(conn, namespace, name)
+        p = rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image_ids)
+        if p.done or p.failed or time.monotonic() > deadline:
+            return p
+        time.sleep(interval)
+
+
+def patch_template(conn: Connection, namespace: str, name: str, body: dict[str, Any], manager: str) -> None:
+    try:
+        conn.apps.patch_namespaced_deployment(name, namespace, body, field_manager=manager)
+    except ApiException as e:
+        raise api_error(f"patch Deployment {name} in {namespace}", e) from None
+
+
+def change(conn: Connection, namespace: str, name: str, container: str, apply: Callable[[], None],
+           undo: Callable[[], None], image_ids: frozenset[str] | None, timeout: float,
+           undo_image_ids: frozenset[str] | None = None) -> None:
+    """apply(), wait; when it does not complete, undo() and wait again, then raise NotReady."""
+    apply()
+    p = wait_rollout(conn, namespace, name, container, image_ids, timeout)
+    if p.done:
+        return
+    why = p.failed or f"not complete after {timeout:g}s: {'; '.join(p.waiting[:3])}"
+    undo()
+    back = wait_rollout(conn, namespace, name, container, undo_image_ids, max(timeout, 60.0))
+    undone = "undone" if back.done else f"undo did not complete either ({'; '.join(back.waiting[:2]) or back.failed})"
+    raise NotReady(f"Deployment {name} in {namespace}: the rollout failed ({why}); {undone}")

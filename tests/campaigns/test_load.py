@@ -1,0 +1,48 @@
+"""The machine measures a cycle is checked against: /proc/stat, the load average, sampler lag."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from faultkit.observe.load import Limits, LoadMeter, cores, cpu_times, load_per_core, over_limits, steal_between
+
+
+def stat_line(user: int, idle: int, steal: int) -> str:
+    return f"cpu  {user} 0 0 {idle} 0 0 0 {steal} 0 0\ncpu0 {user} 0 0 {idle} 0 0 0 {steal} 0 0\n"
+
+
+def test_steal_is_the_stolen_share_between_two_readings(tmp_path: Path):
+    stat = tmp_path / "stat"
+    stat.write_text(stat_line(100, 100, 0))
+    a = cpu_times(stat)
+    stat.write_text(stat_line(150, 130, 20))  # 100 jiffies passed, 20 of them stolen
+    assert steal_between(a, cpu_times(stat)) == 0.2
+    assert steal_between(a, a) is None  # no time passed: no measure
+    assert cpu_times(tmp_path / "absent") is None
+
+
+def test_the_real_machine_is_measured(tmp_path: Path):
+    real = cpu_times()
+    assert real is not None and real.total > 0
+    assert load_per_core() == round(os.getloadavg()[0] / cores(), 3)
+    meter = LoadMeter()
+    meter.start()
+    time.sleep(0.3)
+    meter.late(0.01)
+    window = meter.stop()
+    assert window["max_lag_s"] == 0.01 and window["cores"] == cores() and window["load_per_core"] >= 0
+
+
+def test_limits_name_every_measure_that_exceeds_them():
+    calm = {"max_lag_s": 0.05, "load_per_core": 0.5, "steal": 0.01, "cores": 2}
+    busy = {"max_lag_s": 1.5, "load_per_core": 9.0, "steal": 0.35, "cores": 2}
+    assert over_limits([calm], Limits(), 1.0) == []
+    found = over_limits([calm, busy], Limits(), 1.0)
+    assert found == ["sampler lag 1.5s > 0.5 x the 1s interval", "load average per core 9 > 8",
+                     "CPU steal 35% > 20%"]
+    # the real load of this machine exceeds a limit set low enough
+    meter = LoadMeter()
+    meter.start()
+    assert over_limits([meter.stop()], Limits(max_load_per_core=0.0), 1.0)[0].startswith("load average per core")

@@ -1,0 +1,70 @@
+"""The same assertions against every platform: what the validator relies on, platform by platform."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import requests
+
+from faultkit.platforms.base import Platform
+
+
+def _wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}", pytrace=False)
+        time.sleep(0.5)
+    return value
+
+
+def test_up_every_service_ready_with_stable_instance_ids(platform: Platform) -> None:
+    assert platform.is_up() and platform.app() == "minishop"
+    insts = platform.instances()
+    assert insts and all(i.ready for i in insts), [i for i in insts if not i.ready]
+    for i in insts:
+        assert i.id == f"{i.service}-{i.id.rsplit('-', 1)[1]}" and i.id.rsplit("-", 1)[1].isdigit()
+        assert i.build.startswith("sha256:"), i.build
+    assert platform.target()["platform"] == platform.name
+
+
+def test_request_counts_per_instance(platform: Platform) -> None:
+    base = platform.endpoint("currency")
+    before = platform.request_counts("currency")
+    assert set(before) == {i.id for i in platform.instances("currency")}
+    for _ in range(2):
+        assert requests.get(base + "/currencies", timeout=10).status_code == 200
+    after = platform.request_counts("currency")
+    iid = sorted(after)[0]
+    assert after[iid] is not None and sum(after[iid].values()) >= sum((before[iid] or {}).values()) + 2
+
+
+def test_a_setting_round_trips_and_an_absent_one_is_removed(platform: Platform) -> None:
+    assert platform.read_field("checkout", "checkout", "env.PAYMENT_ADDR") == "payment:50051"
+    platform.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:50052", timeout=120)
+    assert platform.read_field("checkout", "checkout", "env.PAYMENT_ADDR") == "payment:50052"
+    platform.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:50051", timeout=120)
+    assert platform.read_field("checkout", "checkout", "env.PAYMENT_ADDR") == "payment:50051"
+    assert platform.read_field("email", "email", "env.EXTRA") is None
+    platform.patch_field("email", "email", "env.EXTRA", "1", timeout=120)
+    platform.patch_field("email", "email", "env.EXTRA", None, timeout=120)
+    assert platform.read_field("email", "email", "env.EXTRA") is None
+    assert platform.ready("checkout") and platform.ready("email")
+
+
+def test_logs_name_the_instances(platform: Platform) -> None:
+    since = time.time() - 120
+    ids = {i.id for i in platform.instances("frontend")}
+    logs = _wait(lambda: platform.logs("frontend", since), 30, "frontend's log lines")
+    assert {r.instance for r in logs} <= ids and all(r.service == "frontend" for r in logs)
+
+
+def test_kill_restarts_the_same_instance(platform: Platform) -> None:
+    [before] = platform.instances("shipping")
+    assert platform.kill("shipping") == before.id
+    after = _wait(lambda: [i for i in platform.instances("shipping") if i.ready and i.restarts > before.restarts],
+                  120, "shipping restarted and ready")
+    assert after[0].id == before.id and after[0].restarts == before.restarts + 1

@@ -1,0 +1,107 @@
+"""The rollout completion predicate on objects recorded from the one-node cluster during a real
+rollout of productcatalog (recorded/*.json, written by test_k8s_rollout.py with
+FAULTKIT_RECORD_ROLLOUT=1; see recording.py), and on variations of them that each break one rule.
+The live side is in test_k8s_rollout.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faultkit.platforms.kubernetes.completion import current_replicaset, rollout_progress
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RECORDED / name).read_text())
+    return data
+
+
+def judge(o: dict[str, Any]) -> Any:
+    return rollout_progress(o["deployment"], o["replicasets"], o["pods"], o["slices"], o["container"],
+                            frozenset(o["image_ids"]))
+
+
+def test_the_completed_rollout_is_done() -> None:
+    p = judge(load("complete.json"))
+    assert p.done and p.failed is None and p.waiting == ()
+
+
+@pytest.mark.parametrize("name", sorted(f.name for f in RECORDED.glob("midway-*.json")))
+def test_every_recorded_moment_before_completion_is_not_done(name: str) -> None:
+    p = judge(load(name))
+    assert not p.done and p.waiting, name
+
+
+def _old_pod(o: dict[str, Any], terminating: bool) -> dict[str, Any]:
+    dep_uid = o["deployment"]["metadata"]["uid"]
+    current = current_replicaset(o["deployment"], o["replicasets"])
+    assert current is not None
+    old_rs = next(r for r in o["replicasets"] if r["metadata"]["uid"] != current["metadata"]["uid"]
+                  and any(ref["uid"] == dep_uid for ref in r["metadata"]["ownerReferences"]))
+    pod = copy.deepcopy(o["pods"][0])
+    pod["metadata"]["name"] = "productcatalog-old-xyz"
+    pod["metadata"]["uid"] = "0000-old"
+    pod["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": old_rs["metadata"]["name"],
+                                           "uid": old_rs["metadata"]["uid"]}]
+    if terminating:
+        pod["metadata"]["deletionTimestamp"] = "2026-12-01T08:00:00Z"
+    return pod
+
+
+@pytest.mark.parametrize("terminating", [False, True])
+def test_a_pod_of_an_older_replicaset_keeps_it_pending(terminating: bool) -> None:
+    o = load("complete.json")
+    o["pods"].append(_old_pod(o, terminating))
+    p = judge(o)
+    assert not p.done
+    assert any("older ReplicaSet" in w and ("terminating" if terminating else "running") in w for w in p.waiting)
+
+
+def test_an_endpointslice_listing_another_pod_keeps_it_pending() -> None:
+    o = load("complete.json")
+    ep = copy.deepcopy(o["slices"][0]["endpoints"][0])
+    ep["targetRef"]["name"] = "productcatalog-old-xyz"
+    o["slices"][0]["endpoints"].append(ep)
+    p = judge(o)
+    assert not p.done and any("still lists pod productcatalog-old-xyz" in w for w in p.waiting)
+
+
+def test_a_new_pod_missing_from_the_endpoints_keeps_it_pending() -> None:
+    o = load("complete.json")
+    o["slices"][0]["endpoints"] = []
+    assert not judge(o).done
+
+
+def test_a_pod_running_another_image_keeps_it_pending() -> None:
+    o = load("complete.json")
+    o["image_ids"] = ["sha256:" + "0" * 64]
+    p = judge(o)
+    assert not p.done and any("runs image" in w for w in p.waiting)
+
+
+def test_an_unobserved_generation_keeps_it_pending() -> None:
+    o = load("complete.json")
+    o["deployment"]["metadata"]["generation"] = o["deployment"]["status"]["observedGeneration"] + 1
+    assert not judge(o).done
+
+
+def test_a_progress_deadline_is_a_failure() -> None:
+    o = load("complete.json")
+    o["deployment"]["status"]["conditions"].append({"type": "Progressing", "status": "False",
+                                                    "reason": "ProgressDeadlineExceeded", "message": "too slow"})
+    p = judge(o)
+    assert p.failed and "too slow" in p.failed
+
+
+def test_an_image_the_node_cannot_get_is_a_failure() -> None:
+    o = load("complete.json")
+    st = o["pods"][0]["status"]["containerStatuses"][0]
+    st["state"] = {"waiting": {"reason": "ErrImageNeverPull", "message": "not present"}}
+    p = judge(o)
+    assert p.failed and "ErrImageNeverPull" in p.failed

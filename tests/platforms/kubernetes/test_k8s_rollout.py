@@ -1,0 +1,100 @@
+"""Code rollouts, live: done only when no old replica serves; one that never gets ready is undone."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+import recording
+from kubernetes import client
+
+from faultkit.errors import NotReady
+from faultkit.platforms.kubernetes import KubernetesPlatform, objects
+from faultkit.platforms.kubernetes.completion import rollout_progress
+
+
+def _images(shop: KubernetesPlatform, ns: str, apps: client.AppsV1Api, name: str) -> str:
+    return str(apps.read_namespaced_deployment(name, ns).spec.template.spec.containers[0].image)
+
+
+def test_rollout_completes_only_when_no_old_replica_serves(shop: KubernetesPlatform, tmp_path: Path,
+                                                          apps_api: client.AppsV1Api) -> None:
+    ns = shop.record().namespace
+    src = tmp_path / "src"
+    assert shop.descriptor.source_dir is not None
+    shutil.copytree(shop.descriptor.source_dir, src)
+    main = src / "productcatalog" / "main.py"
+    main.write_text(main.read_text() + "\n# rebuilt for the rollout test\n")
+    first = shop.instances("productcatalog")[0].build
+    new = shop.build("productcatalog", str(src))
+    assert new.id != first
+    seen: list[Any] = []
+    stop = threading.Event()
+    ids = shop.cluster_images.digests(new.location)
+
+    def watch() -> None:  # the predicate over what the API server shows while the rollout runs
+        while not stop.is_set():
+            o = objects.observe(shop.conn, ns, "productcatalog")
+            seen.append((o, rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", ids)))
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        shop.rollout("productcatalog", new.id, timeout=120)
+    finally:
+        stop.set()
+        t.join(10)
+    assert any(not p.done for _, p in seen), "the watcher saw no moment before completion"
+    o = objects.observe(shop.conn, ns, "productcatalog")
+    done = rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", ids)
+    assert done.done, done.waiting
+    if recording.wanted():
+        moments, last = [], None
+        for obs, p in seen:
+            if not p.done and p.waiting != last:
+                moments.append(recording.snapshot(obs, "productcatalog", ids))
+                last = p.waiting
+        recording.write(moments, recording.snapshot(o, "productcatalog", ids))
+    assert [i.build for i in shop.instances("productcatalog")] == [new.id]
+    # while an old pod was listed, the predicate said not done
+    for obs, p in seen:
+        names = {ep["targetRef"]["name"] for s in obs.slices for ep in s.get("endpoints") or []}
+        new_pods = {pod["metadata"]["name"] for pod in obs.pods
+                    if any(c.get("imageID", "").endswith(new.id.split(":")[-1]) or
+                           c.get("imageID", "").rsplit("@", 1)[-1] in shop.cluster_images.digests(new.location)
+                           for c in (pod.get("status") or {}).get("containerStatuses") or [])}
+        if names - new_pods:
+            assert not p.done
+    shop.rollout("productcatalog", first, timeout=120)
+    assert [i.build for i in shop.instances("productcatalog")] == [first]
+
+
+@pytest.fixture()
+def never_ready(shop: KubernetesPlatform) -> Any:
+    """An image of shipping whose service sleeps instead of listening: it starts, never gets ready."""
+    engine = docker.from_env()
+    base = shop.builds("shipping")[-1]
+    dockerfile = f"FROM {base.location}\nRUN echo 'import time; time.sleep(3600)' > /app/main.py\n"
+    image, _ = engine.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag="minishop/shipping:1.0.0-rc2",
+                                   rm=True)
+    try:
+        yield image
+    finally:
+        engine.images.remove(image.id, force=True)
+
+
+def test_a_rollout_that_never_gets_ready_is_reported_and_undone(shop: KubernetesPlatform, never_ready: Any,
+                                                                apps_api: client.AppsV1Api) -> None:
+    ns = shop.record().namespace
+    before = _images(shop, ns, apps_api, "shipping")
+    build = shop.instances("shipping")[0].build
+    shop.cluster_images.ensure("minishop/shipping:1.0.0-rc2", never_ready.id)
+    with pytest.raises(NotReady, match="rollout failed.*undone"):
+        shop.rollout("shipping", never_ready.id, timeout=20)
+    assert _images(shop, ns, apps_api, "shipping") == before
+    assert shop.ready("shipping")
+    assert [i.build for i in shop.instances("shipping")] == [build]

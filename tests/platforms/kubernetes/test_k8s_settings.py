@@ -1,0 +1,71 @@
+"""Config changes on the live objects: patched, read back, restored exactly (an absent field too)."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from faultkit.errors import InputError, NotReady
+from faultkit.platforms.kubernetes import KubernetesPlatform
+
+
+def _env(apps: client.AppsV1Api, ns: str, name: str) -> list[tuple[str, str]]:
+    c = apps.read_namespaced_deployment(name, ns).spec.template.spec.containers[0]
+    return [(e.name, e.value) for e in c.env or []]
+
+
+def test_env_patched_read_back_and_restored(shop: KubernetesPlatform, apps_api: client.AppsV1Api) -> None:
+    ns = shop.record().namespace
+    before = _env(apps_api, ns, "checkout")
+    old = shop.read_field("checkout", "checkout", "env.PAYMENT_ADDR")
+    assert old == "payment:50051"
+    shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:50052", timeout=120)
+    assert shop.read_field("Deployment/checkout", "checkout", "env.PAYMENT_ADDR") == "payment:50052"
+    assert shop.ready("checkout")  # a wrong address still starts: readiness does not depend on it
+    shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old, timeout=120)
+    assert _env(apps_api, ns, "checkout") == before
+
+
+def test_absent_field_added_then_removed(shop: KubernetesPlatform, apps_api: client.AppsV1Api) -> None:
+    ns = shop.record().namespace
+    before = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
+    assert shop.read_field("email", "email", "env.SMTP_TIMEOUT") is None
+    assert shop.read_field("email", "email", "resources.limits.ephemeral-storage") is None
+    shop.patch_field("email", "email", "env.SMTP_TIMEOUT", "3", timeout=120)
+    shop.patch_field("email", "email", "resources.limits.ephemeral-storage", "64Mi", timeout=120)
+    assert shop.read_field("email", "email", "env.SMTP_TIMEOUT") == "3"
+    live = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
+    assert live.resources.limits["ephemeral-storage"] == "64Mi"
+    shop.patch_field("email", "email", "env.SMTP_TIMEOUT", None, timeout=120)
+    shop.patch_field("email", "email", "resources.limits.ephemeral-storage", None, timeout=120)
+    after = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
+    assert after.to_dict() == before.to_dict()
+
+
+def test_service_target_port(shop: KubernetesPlatform, core: client.CoreV1Api) -> None:
+    ns = shop.record().namespace
+    assert shop.read_field("Service/payment", "", "ports.http.targetPort") == "50051"
+    shop.patch_field("Service/payment", "", "ports.http.targetPort", "50059", timeout=60)
+    assert core.read_namespaced_service("payment", ns).spec.ports[0].target_port == 50059
+    assert shop.read_field("Service/payment", "", "ports.http.targetPort") == "50059"
+    shop.patch_field("Service/payment", "", "ports.http.targetPort", "50051", timeout=60)
+    assert core.read_namespaced_service("payment", ns).spec.ports[0].target_port == 50051
+
+
+def test_a_setting_that_never_gets_ready_is_reported_and_no_old_replica_serves(
+        shop: KubernetesPlatform, apps_api: client.AppsV1Api) -> None:
+    ns = shop.record().namespace
+    old = shop.read_field("shipping", "shipping", "readinessProbe.httpGet.path")
+    assert old == "/readyz"
+    with pytest.raises(NotReady, match="did not become ready"):
+        shop.patch_field("shipping", "shipping", "readinessProbe.httpGet.path", "/nowhere", timeout=20)
+    assert not shop.ready("shipping")
+    rs = apps_api.list_namespaced_replica_set(ns, label_selector="app=shipping").items
+    assert sum(r.status.ready_replicas or 0 for r in rs) == 0, "an old replica still serves"
+    shop.patch_field("shipping", "shipping", "readinessProbe.httpGet.path", old, timeout=120)
+    assert shop.ready("shipping")
+
+
+def test_unknown_container_is_a_clear_error(shop: KubernetesPlatform) -> None:
+    with pytest.raises(InputError, match="has no container 'nope'"):
+        shop.read_field("checkout", "nope", "env.X")

@@ -1,0 +1,72 @@
+"""Parts of the kubernetes platform that need no cluster: rendering, the pod ledger, log lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from k8s_support import REPO
+
+from faultkit.apps.descriptor import load_app
+from faultkit.errors import InputError
+from faultkit.platforms.kubernetes import apply
+from faultkit.platforms.kubernetes.instances import Ledger
+from faultkit.platforms.kubernetes.logs import parse_k8s_line
+from faultkit.workspace import Workspace
+
+
+def test_render_puts_every_object_in_the_namespace_with_the_built_images() -> None:
+    ws = Workspace(REPO, REPO / ".faultkit")
+    objs = apply.render(load_app(ws, "minishop"), "fk-x", {"cart": "minishop/cart:1.0.0-0123456789ab"}, REPO)
+    assert {o["metadata"]["namespace"] for o in objs} == {"fk-x"}
+    [cart] = [o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "cart"]
+    container = cart["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "minishop/cart:1.0.0-0123456789ab"
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert "faultkit" not in apply.field_manager("minishop")  # managedFields are readable by the agent
+
+
+def test_render_refuses_a_giveaway_word() -> None:
+    ws = Workspace(REPO, REPO / ".faultkit")
+    with pytest.raises(InputError, match="gives the fault away"):
+        apply.render(load_app(ws, "minishop"), "fk-x", {"cart": "minishop/cart:chaos-1"}, REPO)
+
+
+def pod(uid: str, created: str, restarts: int = 0, last: dict[str, Any] | None = None,
+        image: str = "sha256:aa") -> dict[str, Any]:
+    status = {"name": "cart", "restartCount": restarts, "imageID": f"docker.io/minishop/cart@{image}",
+              "lastState": {"terminated": last} if last else {}}
+    return {"metadata": {"uid": uid, "name": f"cart-{uid}", "creationTimestamp": created},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "containerStatuses": [status]}}
+
+
+def test_ledger_counts_replaced_pods_and_ooms_but_not_rollouts(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "pods.json")
+    builds = {"sha256:aa": "sha256:build-a", "sha256:bb": "sha256:build-b"}.get
+
+    def see(*pods: dict[str, Any]) -> list[Any]:
+        return ledger.observe("cart", list(pods), "cart", lambda d: builds(d) or d)
+    [a] = see(pod("1", "t1"))
+    assert (a.id, a.restarts, a.build, a.ready) == ("cart-0", 0, "sha256:build-a", True)
+    [b] = see(pod("2", "t2"))  # pod 1 vanished: it was replaced (a kill, an eviction)
+    assert (b.id, b.restarts) == ("cart-0", 1)
+    oom = {"reason": "OOMKilled", "exitCode": 137}
+    [c] = see(pod("2", "t2", restarts=1, last=oom))
+    assert (c.restarts, c.oom_kills, c.last_exit) == (2, 1, 137)
+    [c] = see(pod("2", "t2", restarts=1, last=oom))
+    assert c.oom_kills == 1  # the same termination seen twice is one kill
+    ledger.retire("cart", ["2"])  # a rollout faultkit makes replaces pod 2
+    [d] = see(pod("3", "t3", image="sha256:bb"))
+    assert (d.id, d.restarts, d.oom_kills, d.build) == ("cart-0", 1, 1, "sha256:build-b")
+    assert ledger.pod_of("cart", "cart-0") == "3"
+
+
+def test_pod_log_lines_parse_like_local_ones() -> None:
+    rec = parse_k8s_line('2026-12-01T08:30:00.123456789Z {"level": "error", "message": "boom", "code": 7}',
+                         "cart", "cart-0")
+    assert rec is not None
+    assert (rec.level, rec.message, rec.fields, rec.instance) == ("ERROR", "boom", {"code": 7}, "cart-0")
+    assert abs(rec.ts - 1796113800.123456) < 1e-3
+    plain = parse_k8s_line("2026-12-01T08:30:01Z Traceback (most recent call last):", "cart", "cart-0")
+    assert plain is not None and plain.level == "ERROR"
