@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from faultkit.errors import Unsupported
-from faultkit.observe.metrics import REQUESTS_METRIC
-from faultkit.observe.sampler import InstanceEndpoints
 from faultkit.platforms.base import Platform
+from faultkit.platforms.counters import REQUESTS_METRIC
+
+
+@runtime_checkable
+class InstanceEndpoints(Protocol):
+    """Where each instance of a service answers (its /metrics); the local platform offers it."""
+
+    def instance_endpoints(self, service: str) -> dict[str, str]: ...
 
 DURATION = "http_request_duration_seconds"
 # prometheus_client's default histogram bounds, which minishop's services use
