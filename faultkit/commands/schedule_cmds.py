@@ -1,4 +1,4 @@
-"""`faultkit schedule ...`: export a seeded fault schedule, and show what one holds."""
+"""`faultkit schedule ...`: export a seeded fault schedule, show what one holds, replay it, judge a run."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
 from faultkit.names import check_option, confine
+from faultkit.replay import DEFAULT_LATENCY_MS
 from faultkit.schedules import document
 from faultkit.schedules.params import PRESETS, check_seed, preset
 from faultkit.schedules.plot import COLOURS
@@ -142,3 +144,91 @@ def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
     out.print(legend)
     if png:
         out.print(f"plot written to {png}")
+
+
+@schedule.command("run")
+@click.argument("file", type=click.Path(path_type=Path))
+@platform_option
+@click.option("--interval", help="Length of an invocation (e.g. 120s, 5s; default: the schedule's).")
+@click.option("--invoke", "invoke", help="Command run once per invocation (an agent under test); "
+              "without it the run is the no-action baseline.")
+@click.option("--budget", default="110s", show_default=True, help="Time the --invoke command may take; killed past it.")
+@click.option("--latency-ms", type=float, default=DEFAULT_LATENCY_MS, show_default=True,
+              help="Requests (and probes) slower than this count as degraded.")
+@click.option("--timeout", "timeout_s", type=float, help="Give up (and revert every fault) after this many seconds.")
+@click.option("--runs", "runs_dir", type=click.Path(path_type=Path), help="Folder for run records (default runs/).")
+@json_option
+def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | None, budget: str,
+            latency_ms: float, timeout_s: float | None, runs_dir: Path | None, as_json: bool) -> int:
+    """Replay a schedule on the running app: inject and revert its faults on the invocation clock,
+    through the validator's change values and journal, and seal a run record.
+
+    Example: faultkit schedule run schedules/minishop-light-5-seed1.json --interval 5s
+    """
+    # imported here: export and show must not pay for the platform and the validator
+    from faultkit.platforms import get_platform
+    from faultkit.replay.invoke import argv
+    from faultkit.replay.plan import load_plan
+    from faultkit.replay.runner import RunOptions, run_schedule
+    from faultkit.replay.view import LiveView, quiet
+    from faultkit.validators.signals import Interrupted
+
+    ws = workspace()
+    plan = load_plan(ws, file)
+    options = RunOptions(seconds(interval) if interval else plan.interval_s, tuple(argv(invoke)) if invoke else None,
+                         seconds(budget), latency_ms, timeout_s, runs_dir)
+    if options.interval_s <= 0 or options.budget_s <= 0:
+        raise UsageError("--interval and --budget must be above 0s")
+    err = console(stderr=True)
+    platform = get_platform(platform_name, ws)
+    try:
+        if as_json:
+            folder, figures = run_schedule(ws, platform, plan, options, quiet, lambda _m: None)
+            print_json({"record": str(folder), **figures})
+            return 0
+        with LiveView(plan.name) as view:
+            folder, figures = run_schedule(ws, platform, plan, options, view.show, lambda m: err.print(m))
+    except Interrupted as stop:  # SIGTERM or --timeout: the run reverted everything and sealed its record
+        click.echo(f"Stopped ({stop}): every active fault was reverted; the record is sealed.", err=True)
+        return 130
+    _print_figures(figures, folder)
+    return 0
+
+
+@schedule.command("judge")
+@click.argument("run", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@json_option
+def judge_cmd(run: Path, as_json: bool) -> int:
+    """Recompute a run's figures from its sealed record alone and compare them with the recorded ones.
+
+    Refuses a tampered record. Exits 0 when the figures agree byte for byte.
+
+    Example: faultkit schedule judge runs/minishop-light-5-seed1/20261201T090000Z
+    """
+    from faultkit.replay.figures import judge_run
+
+    figures, same = judge_run(run)
+    if as_json:
+        print_json({**figures, "matches_recorded": same})
+    else:
+        _print_figures(figures, run)
+        click.echo("recomputed figures match the recorded ones" if same else "MISMATCH with the recorded figures")
+    return 0 if same else 1
+
+
+def _print_figures(f: dict, folder: Path) -> None:
+    out = console()
+    d = f["degradation"]
+    out.print(f"{f['schedule']} run {f['run']}: degradation {d['integral']:.3f} (latency threshold "
+              f"{f['latency_ms']:g} ms), {d['requests']:.0f} requests at {f['entry']}, {d['errors']:.0f} errors")
+    table = Table("fault", "probes", "failed", "masked", "active with")
+    for fault, m in f["faults"].items():
+        table.add_row(fault, str(m["probes"]), str(m["failed"]), "yes" if m["masked"] else "",
+                      ", ".join(m["active_with"]))
+    out.print(table)
+    o = f["overhead"]
+    out.print(f"clock overhead: {o['mean_with_changes_s']:.2f} s per boundary with changes; " + "; ".join(
+        f"{k} {v['mean_s']:.2f} s (n={v['n']})" for k, v in o["by_mechanism"].items()))
+    if f["aborted"]:
+        out.print(f"[red]aborted[/red]: {f['aborted']}")
+    out.print(f"record: {folder}")
