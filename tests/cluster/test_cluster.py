@@ -42,7 +42,7 @@ def _running_pod(core: client.CoreV1Api, namespace: str, app: str) -> client.V1P
 
 def test_node_is_ready_and_the_api_answers(api: client.ApiClient, core: client.CoreV1Api) -> None:
     nodes = core.list_node().items
-    assert [node.metadata.name for node in nodes] == ["faultkit-node"]
+    assert [node.metadata.name for node in nodes] == ["node-1"]
     conditions = {c.type: c.status for c in nodes[0].status.conditions}
     assert conditions["Ready"] == "True"
     assert nodes[0].status.node_info.kubelet_version == VERSION

@@ -22,7 +22,7 @@ VERSIONS = {
     "coredns": "v1.14.7",
 }
 
-NODE_NAME = "faultkit-node"
+NODE_NAME = "node-1"  # neutral: pods and events of the app under test name their node
 # Ranges away from Docker's 172.17.0.0/16 and from the usual home/office 192.168.x networks.
 CLUSTER_POD_CIDR = "10.244.0.0/16"
 NODE_POD_CIDR = "10.244.0.0/24"
