@@ -31,9 +31,11 @@ def _foreign(core: client.CoreV1Api, apps: client.AppsV1Api) -> str:
 
 def _fingerprint(apps: client.AppsV1Api, namespace: str) -> tuple[int, str, tuple[str, ...]]:
     """What a change by anyone but the Deployment controller would move: the spec's generation, the
-    image, and who manages fields (the controller's own status writes bump only resourceVersion)."""
+    image, and who manages its fields. The Deployment controller's own status writes are left out:
+    they bump resourceVersion and add its manager whenever it gets to the object, before or after."""
     d = apps.read_namespaced_deployment("checkout", namespace)
-    managers = tuple(sorted({m.manager for m in d.metadata.managed_fields or []}))
+    managers = tuple(sorted({m.manager for m in d.metadata.managed_fields or []
+                             if m.subresource != "status"}))
     return d.metadata.generation, d.spec.template.spec.containers[0].image, managers
 
 
