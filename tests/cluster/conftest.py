@@ -8,15 +8,15 @@ passes as skipped tests.
 from __future__ import annotations
 
 import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import docker
 import pytest
 from kubernetes import client, config
+
+from tests.helpers.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
@@ -46,16 +46,6 @@ def core(api: client.ApiClient) -> client.CoreV1Api:
     return client.CoreV1Api(api)
 
 
-def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
-    """Poll `check` until it returns something truthy, and return that; fail naming `what`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}", pytrace=False)
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="module")

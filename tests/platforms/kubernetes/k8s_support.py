@@ -3,31 +3,25 @@ its name would shadow the `kubernetes` client library)."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.workspace import Workspace
+from tests.helpers import waiting
 
 REPO = Path(__file__).resolve().parents[3]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 LOADER = f"{CLUSTER} load"
 
 
+
+
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}", pytrace=False)
-        time.sleep(interval)
+    """The shared poll, at the half-second pace the platform tests were written for."""
+    return waiting.wait_until(check, timeout, what, interval)
 
 
 def new_platform(tmp: Path, kubeconfig: str, **kw: Any) -> KubernetesPlatform:
