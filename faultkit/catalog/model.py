@@ -34,6 +34,7 @@ class Probe:
     body: MappingProxyType | None = None
     expect_status: int = 200
     timeout_s: float = 3.0
+    expect_latency_ms: int | None = None  # an attempt slower than this fails, whatever its status
     setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body)
 
 
