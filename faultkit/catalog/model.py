@@ -99,6 +99,8 @@ class Validation:
     window_s: float | None = None
     repeat: int | None = None
     failed_rules: tuple[str, ...] = ()
+    # the second verdict (`validate --stability`): verdict, bundle, bundle_digest, window_s, ...
+    stability: MappingProxyType | None = None
 
 
 @dataclass(frozen=True)
