@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.catalog.lint import lint
+from faultkit.observe.load import MAX_LOAD_PER_CORE, Limits
 from faultkit.platforms.base import Platform
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.platforms.local import LocalPlatform
@@ -64,6 +65,8 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--platform", choices=("local", "kubernetes"), default="local")
+    parser.add_argument("--max-load", type=float, default=MAX_LOAD_PER_CORE,
+                        help="load per core above which a cycle is an overloaded error (raise it on a shared machine)")
     parser.add_argument("--load", default=None, help="kubernetes: command that puts an image into the cluster")
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
@@ -88,7 +91,8 @@ def main() -> None:
                     print(f"{fault:50} {'direct':7} not run: the {args.platform} platform does not carry out "
                           f"{direct.action} yet")
                     continue
-                params = ValidationParams(window_s=args.window, interval_s=2.0, repeat=args.repeat)
+                params = ValidationParams(window_s=args.window, interval_s=2.0, repeat=args.repeat,
+                                          limits=Limits(max_load_per_core=args.max_load))
                 for values in spent.values():
                     values.clear()
                 start = time.monotonic()

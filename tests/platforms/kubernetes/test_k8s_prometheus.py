@@ -1,14 +1,15 @@
 """`--prometheus URL`: request counters by PromQL, against a real Prometheus (Debian's `prometheus`).
 
-The Prometheus runs on loopback and finds the app's pods the way one inside a cluster does, by
-Kubernetes pod discovery through the cluster's API server (kubeconfig_file), scraping each pod's
-declared container port on its pod IP, which the node's bridge routes from this host. Its counts
+The Prometheus listens on loopback and scrapes each pod's declared container port on its pod IP,
+which the one-node cluster's bridge routes from this host; its targets come from a file_sd file the
+test writes from the pod list (Debian's build has no Kubernetes discovery). Its counts
 must agree with the pod-proxy path: read between two pod-proxy readings, each PromQL count lies
 between them.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -35,25 +36,29 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def prometheus(shop: KubernetesPlatform, kubeconfig: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def prometheus(shop: KubernetesPlatform, core: client.CoreV1Api,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.fail("the prometheus binary is missing: install Debian's `prometheus` package (.ci/run does)",
                     pytrace=False)
     tmp = tmp_path_factory.mktemp("prometheus")
-    relabel = [
-        {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": ".+", "action": "keep"},
-        {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-        {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
-    ]
+    # Debian builds Prometheus without Kubernetes discovery, so the test discovers for it: each pod of
+    # the namespace, by its IP and declared container port, labelled as Kubernetes discovery is usually
+    # relabelled (namespace, pod), in a file Prometheus watches
+    ns = shop.record().namespace
+    groups = []
+    for pod in core.list_namespaced_pod(ns).items:
+        if pod.metadata.deletion_timestamp or not pod.status.pod_ip:
+            continue
+        for c in pod.spec.containers:
+            for cp in c.ports or []:
+                groups.append({"targets": [f"{pod.status.pod_ip}:{cp.container_port}"],
+                               "labels": {"namespace": ns, "pod": pod.metadata.name}})
+    (tmp / "pods.json").write_text(json.dumps(groups))
     conf = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [{
-            "job_name": "pods",
-            "kubernetes_sd_configs": [{"role": "pod", "kubeconfig_file": kubeconfig,
-                                       "namespaces": {"names": [shop.record().namespace]}}],
-            "relabel_configs": relabel,
-        }],
+        "scrape_configs": [{"job_name": "pods", "file_sd_configs": [{"files": [str(tmp / "pods.json")]}]}],
     }
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(conf))
     port = _free_port()
