@@ -12,9 +12,9 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 
 
 def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: str | None, kubeconfig: str | None,
-       context: str | None, loader: str | None) -> None:
+       context: str | None, loader: str | None, prometheus: str | None = None) -> None:
     platform = KubernetesPlatform(workspace(), kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                  adopt=adopt, loader=loader)
+                                  adopt=adopt, loader=loader, prometheus=prometheus)
     where = f"namespace {adopt} (adopted)" if adopt else f"namespace {namespace or app}"
     console(stderr=True).print(f"Bringing {app} up on the kubernetes platform in {where}...")
     started = time.time()

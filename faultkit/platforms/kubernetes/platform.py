@@ -14,7 +14,7 @@ Kubernetes specifics of the protocol:
   `rollout` to a build that never gets ready is undone and raises NotReady.
 * Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
   port-forward to the Service's ready pods (forward.py); request counts come from each pod's
-  /metrics through the API server's pod proxy.
+  /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_logs
-from faultkit.platforms.kubernetes.metrics import pod_requests
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -52,7 +52,7 @@ class KubernetesPlatform:
 
     def __init__(self, workspace: Workspace, kubeconfig: str | None = None, context: str | None = None,
                  namespace: str | None = None, adopt: str | None = None, loader: str | None = None,
-                 app: str | None = None) -> None:
+                 app: str | None = None, prometheus: str | None = None) -> None:
         self.workspace = workspace
         self.owner = Ownership(workspace.state_dir)
         rec = self.owner.read()
@@ -62,6 +62,7 @@ class KubernetesPlatform:
         loader = rec.loader if rec and rec.loader else loader
         self.loader_text = loader or ""
         self.loader = shlex.split(loader) if loader else None
+        self.prometheus_url = prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
 
@@ -73,17 +74,20 @@ class KubernetesPlatform:
                                 "run `faultkit down --platform kubernetes` first")
         desc = load_app(self.workspace, app)
         self.conn.check()
+        if self.prometheus_url:
+            PromQL(self.prometheus_url).check()
         ns = Namespaces(self.conn)
         if self.adopt_arg:
             uid = ns.uid(self.adopt_arg)
             if uid is None:
                 raise PlatformError(f"--adopt {self.adopt_arg}: no such namespace on {self.conn.server}")
-            self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text)
+            self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text,
+                             self.prometheus_url)
             return
         name = self.namespace_arg or app
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
         uid = ns.create(name)
-        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text)
+        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text, self.prometheus_url)
         try:
             objs = apply.render(desc, name, images, self.workspace.root)
             if replicas > 1:
@@ -202,12 +206,20 @@ class KubernetesPlatform:
         return self._forwards.url((service, number), ready_pods)
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
-        """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy."""
+        """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy or,
+        when up was given --prometheus, PromQL."""
         spec = self.descriptor.service(service)
         port = spec.ports[0].port if spec.ports else 80
         ns = self.owner.require().namespace
-        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port)
-                for inst, p in sorted(self._slot_pods(service).items())}
+        slots = sorted(self._slot_pods(service).items())
+        if self.prometheus_url:
+            by_pod = self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots])
+            return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
+        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port) for inst, p in slots}
+
+    @cached_property
+    def promql(self) -> PromQL:
+        return PromQL(self.prometheus_url)
 
     # -- builds and rollouts ----------------------------------------------------------------
     def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:
