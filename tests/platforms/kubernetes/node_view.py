@@ -102,6 +102,6 @@ print(failed / n)
 """
 
 
-def failed_connects(pid: int, host: str, port: int, n: int = 200, timeout: float = 0.3) -> float:
+def failed_connects(pid: int, host: str, port: int, n: int = 100, timeout: float = 0.25) -> float:
     """Share of TCP connects to host:port, made inside the pod's netns, that got no answer in `timeout`."""
     return float(in_netns(pid, CONNECTS.format(host=host, port=port, n=n, timeout=timeout)))

@@ -10,6 +10,7 @@ the share of TCP connects that go unanswered inside the pod's netns.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -62,19 +63,33 @@ def test_kill_restarts_with_exit_137_and_failure_stops_answering(shop: Kubernete
     _clean(shop, "payment", rules)
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of the processes, in seconds."""
+    ticks = 0
+    for p in pids:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def test_cpu_stress_runs_inside_the_container_cgroup(shop: KubernetesPlatform) -> None:
     cid = node.container_id(node.pod_of(shop, "shipping"))
     main, own, rules = node.main_pid(cid), node.procs(cid), node.rules(node.main_pid(cid))
-    idle = node.cpu_cores(cid)
+    usage = node.cgroup("cpuacct", cid) / "cpuacct.usage"
     handle = shop.start_action("cpu-stress", "shipping", {"workers": 2})
     try:
         workers = [p for p in node.procs(cid) if p not in own]
         assert len(workers) == 2
         # in the container's own PID namespace, so `ps` in the container shows them
         assert {Path(f"/proc/{p}/ns/pid").readlink() for p in workers} == {Path(f"/proc/{main}/ns/pid").readlink()}
-        busy = node.cpu_cores(cid, 4.0)
-        print(f"cpu-stress workers=2: {busy:.2f} cores in the container cgroup (limit 0.5), idle {idle:.2f}")
-        assert busy > max(0.3, idle + 0.2)
+        c0, w0, t0 = int(usage.read_text()), _cpu_seconds(workers), time.monotonic()
+        time.sleep(4)
+        c1, w1, t1 = int(usage.read_text()), _cpu_seconds(workers), time.monotonic()
+        container, busy = (c1 - c0) / 1e9, w1 - w0
+        print(f"cpu-stress workers=2: workers {busy / (t1 - t0):.2f} cores, container cgroup "
+              f"{container / (t1 - t0):.2f} cores (limit 0.5; the machine's load decides how much they get)")
+        # the workers burn CPU, and every second of it is the container's: its cgroup counts them
+        assert busy > 0.1 and container >= 0.95 * busy
     finally:
         shop.stop_action(handle)
     assert node.procs(cid) == own
@@ -140,8 +155,8 @@ def test_network_loss_drops_the_share_of_packets_asked(shop: KubernetesPlatform)
     assert node.failed_connects(pid, ip, 7070, n=50) == 0
     handle = shop.start_action("network-loss", "cart", {"percent": 40})
     try:
-        share = node.failed_connects(pid, ip, 7070)
-        print(f"network-loss percent=40: {share:.1%} of 200 connects unanswered in 0.3 s")
+        share = node.failed_connects(pid, ip, 7070, n=100)
+        print(f"network-loss percent=40: {share:.1%} of 100 connects unanswered in 0.25 s")
         assert 0.25 <= share <= 0.55
     finally:
         shop.stop_action(handle)

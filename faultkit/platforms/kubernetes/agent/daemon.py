@@ -78,9 +78,13 @@ class NodeAgent:
     def ensure(self, timeout: float = 180.0) -> AgentRecord:
         """The agent namespace and DaemonSet, created when missing, with a ready pod on every node."""
         ref, image_id = build_agent_image()
-        self.images.ensure(ref, image_id)
         rec = self.read()
         ns = Namespaces(self.conn)
+        if rec is not None and rec.image == ref:
+            ns.check_owned(self._as_record(rec))
+            if self._missing(rec) == set():  # the usual case from the second action on: nothing to do
+                return rec
+        self.images.ensure(ref, image_id)
         if rec is None:
             uid = ns.create(self.namespace)
             rec = AgentRecord(self.namespace, uid, ref)
@@ -108,15 +112,19 @@ class NodeAgent:
         sel = ",".join(f"{k}={v}" for k, v in LABELS.items())
         return list(self.conn.core.list_namespaced_pod(rec.namespace, label_selector=sel).items)
 
-    def _wait_ready(self, rec: AgentRecord, timeout: float) -> None:
+    def _missing(self, rec: AgentRecord) -> set[str]:
+        """The nodes without a ready agent pod running the recorded image."""
         nodes = {n.metadata.name for n in self.conn.core.list_node().items}
+        return nodes - {p.spec.node_name for p in self._pods(rec) if _ready(p, rec.image)}
+
+    def _wait_ready(self, rec: AgentRecord, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
-            ready = {p.spec.node_name for p in self._pods(rec) if _ready(p, rec.image)}
-            if nodes <= ready:
+            missing = self._missing(rec)
+            if not missing:
                 return
             if time.monotonic() > deadline:
-                raise PlatformError(f"node agent in {rec.namespace}: no ready pod on {sorted(nodes - ready)} after "
+                raise PlatformError(f"node agent in {rec.namespace}: no ready pod on {sorted(missing)} after "
                                     f"{timeout:g}s ({self._why(rec)}); direct actions need it")
             time.sleep(0.5)
 

@@ -29,14 +29,20 @@ TAG = "NODE_TASK"
 CLONE_NEWNET, CLONE_NEWPID = 0x40000000, 0x20000000
 # A shell loop: a worker holds well under 1 MiB, so the workers count against the target's CPU, not its memory.
 CPU_LOOP = ["sh", "-c", "while :; do :; done"]
-# Allocate in 16 MiB steps (touched, so resident), then hold it.
+# Fill a memfd (charged to the cgroup of the writer, which is the target's) in 16 MiB steps, then
+# become `sleep`: the memory stays held by the open descriptor while the holder's own resident set
+# is tiny. The OOM killer ranks a cgroup's processes by resident memory at about the same
+# oom_score_adj, so past the limit it takes the container's own process, and the holder dies with
+# the container's PID namespace. (Lowering the holder's oom_score_adj instead needs CAP_SYS_RESOURCE,
+# which not every node grants its privileged pods.)
 MEMORY_HOLD = (
-    "import sys, time\n"
-    "mb = int(sys.argv[1]); held = []\n"
-    "while len(held) * 16 < mb:\n"
-    "    held.append(b'\\x01' * (min(16, mb - len(held) * 16) * 1048576)); time.sleep(0.02)\n"
-    "while True:\n"
-    "    time.sleep(3600)\n"
+    "import os, sys, time\n"
+    "mb = int(sys.argv[1]); fd = os.memfd_create('buffer', 0); chunk = b'\\x01' * 1048576\n"
+    "for i in range(mb):\n"
+    "    os.write(fd, chunk)\n"
+    "    if i % 16 == 15:\n"
+    "        time.sleep(0.02)\n"
+    "os.execvp('sleep', ['sleep', 'infinity'])\n"
 )
 
 
@@ -146,7 +152,7 @@ def tagged(tag: str) -> list[int]:
 
 
 def spawn(tag: str, argv: list[str], pid_ns: str | None = None, net_ns: str | None = None,
-          cgroups: list[Path] | None = None, oom_adj: int | None = None) -> int:
+          cgroups: list[Path] | None = None) -> int:
     """Start argv detached from this exec, under a keeper that waits for it (so nothing is left a
     zombie in the target's PID namespace); returns argv's host pid once it runs where it should."""
     r, w = os.pipe()
@@ -164,8 +170,6 @@ def spawn(tag: str, argv: list[str], pid_ns: str | None = None, net_ns: str | No
             if child == 0:
                 for d in cgroups or []:
                     (d / "cgroup.procs").write_text("0")
-                if oom_adj is not None:
-                    Path("/proc/self/oom_score_adj").write_text(str(oom_adj))
                 os.execvp(argv[0], argv)
             os.write(w, f"{child}\n".encode())
             os.close(w)
@@ -326,10 +330,7 @@ def start(tag: str, action: str, container: str, pod_uid: str, params: dict[str,
         workers = [spawn(tag, CPU_LOOP, pid_ns=pid_ns, cgroups=dirs) for _ in range(int(str(params["workers"])))]
         return {"pid": pid, "workers": workers}
     if action == "memory-stress":
-        # the holder is never the OOM killer's choice: past the limit the container itself is killed,
-        # and the holder with it (it lives in the container's PID namespace)
-        held = spawn(tag, [sys.executable, "-c", MEMORY_HOLD, str(params["mb"])], pid_ns=pid_ns, cgroups=dirs,
-                     oom_adj=-1000)
+        held = spawn(tag, [sys.executable, "-c", MEMORY_HOLD, str(params["mb"])], pid_ns=pid_ns, cgroups=dirs)
         return {"pid": pid, "workers": [held]}
     raise Refused(f"the node agent does not carry out {action!r}")
 
