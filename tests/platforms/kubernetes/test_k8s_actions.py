@@ -25,6 +25,7 @@ from faultkit.apps.descriptor import load_app
 from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.kubernetes import KubernetesPlatform, apply
+from faultkit.validators.changes import ActionChange
 
 
 def _clean(shop: KubernetesPlatform, service: str, rules_before: str) -> None:
@@ -212,3 +213,18 @@ def test_down_stops_actions_and_deletes_the_agent_namespace(shop: KubernetesPlat
         core.delete_namespace(ns)
     with pytest.raises(PlatformError, match="nothing is up"):
         p.start_action("cpu-stress", "email", {})
+
+
+def test_another_process_stops_an_action_from_the_journal_record(shop: KubernetesPlatform, kubeconfig: str) -> None:
+    """What `recover` does after a kill: a new platform object on the same state folder undoes the
+    journal's ActionChange, with its handle or (killed before the handle was recorded) without."""
+    cid = node.container_id(node.pod_of(shop, "shipping"))
+    own, rules = node.procs(cid), node.rules(node.main_pid(cid))
+    for keep_handle in (True, False):
+        change = ActionChange("cpu-stress", "shipping", {"workers": 1}, mode="all").apply(shop)
+        assert change.handle and len(node.procs(cid)) == len(own) + 1
+        later = new_platform(shop.workspace.state_dir, kubeconfig)
+        assert later.active_actions() == [change.handle]
+        (change if keep_handle else ActionChange("cpu-stress", "shipping", {"workers": 1})).undo(later)
+        assert node.procs(cid) == own
+        _clean(shop, "shipping", rules)
