@@ -44,6 +44,9 @@ def daemonset(image: str) -> dict[str, Any]:
         "command": ["python3", SCRIPT, "serve"],
         # privileged: setns into other containers' namespaces, cgroup moves, iptables in their netns
         "securityContext": {"privileged": True},
+        # a request, no limit: what it starts runs in the target's cgroups, but until a worker has
+        # moved there it runs here, and a best-effort pod gets next to no CPU on a busy node
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
         "volumeMounts": [{"name": "cgroup", "mountPath": "/host/cgroup"}],
     }
     spec = {
