@@ -139,7 +139,10 @@ class PodActions:
                 data[handle]["done"][t.instance] = answer
                 self._save(data)
         except BaseException:
-            self.stop(handle)
+            try:
+                self.stop(handle)
+            except PlatformError:
+                pass  # the record stays, so `recover` stops it later; the first error is the one to report
             raise
         return handle
 
