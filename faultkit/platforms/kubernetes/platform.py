@@ -15,6 +15,8 @@ Kubernetes specifics of the protocol:
 * Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
   port-forward to the Service's ready pods (forward.py); request counts come from each pod's
   /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
+* Direct actions are carried out in the target pods by a node agent DaemonSet in a namespace of
+  its own (actions.py, agent/); `down` stops them and deletes that namespace too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
 from faultkit.platforms.kubernetes import apply, objects, settings
+from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
+from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
@@ -124,6 +128,7 @@ class KubernetesPlatform:
             self._forwards.close()
         if rec is None:
             return
+        self._retire_actions(rec)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
         self.owner.remove()
@@ -289,19 +294,45 @@ class KubernetesPlatform:
             raise api_error(f"read logs of {service}", e) from None
         return sorted(out, key=lambda r: r.ts)
 
-    # -- direct interventions ---------------------------------------------------------------
+    # -- direct interventions (actions.py, by the node agent of agent/) -----------------------
+    def _pod_actions(self, rec: Record | None = None) -> PodActions:
+        agent = NodeAgent(self.conn, self.cluster_images, rec or self.record(), self.owner.base)
+        return PodActions(agent, self.owner.base / "actions.json")
+
     def actions(self) -> frozenset[str]:
-        return frozenset()
+        """What this platform carries out. Asked while up, it starts the node agent: the answer is then
+        about this cluster (an agent that cannot run is an error saying why), and the first action
+        does not wait for the agent inside its window."""
+        if self.is_up():
+            self._pod_actions().agent.ensure()
+        return SUPPORTED
 
     def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
-        raise errors.Unsupported(f"action {action!r}: the kubernetes platform carries out no direct actions yet; "
-                                 "use --platform local")
+        check_supported(action)
+        spec = self.descriptor.service(service)
+        slots = self._slot_pods(service)
+        targets = [target_of(i, slots[i], spec.containers[0], tuple(p.port for p in spec.ports))
+                   for i in chosen(slots, action, dict(params), mode)]
+        return self._pod_actions().start(action, service, targets, dict(params))
 
     def stop_action(self, handle: str) -> None:
-        raise errors.InputError(f"no running action {handle!r} on the kubernetes platform")
+        self._pod_actions().stop(handle)
 
     def active_actions(self) -> list[str]:
-        return []
+        return self._pod_actions().handles() if self.is_up() else []
+
+    def _retire_actions(self, rec: Record) -> None:
+        """Before `down`: stop every action and delete the agent's namespace. In a namespace faultkit
+        created, deleting the pods takes whatever an action left there with them, so a failing stop
+        does not keep the app up; in an adopted one it does."""
+        acts = self._pod_actions(rec)
+        try:
+            acts.stop_all()
+        except errors.PlatformError:
+            if rec.mode != CREATED:
+                raise
+        acts.agent.remove()
+        acts.path.unlink(missing_ok=True)
 
     def kill(self, service: str, instance: str | None = None) -> str:
         """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart."""
