@@ -16,6 +16,7 @@ from faultkit.platforms.base import short_id
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
+from faultkit.validators.site_rule import other_site_rule, window_names
 
 Status = Literal["admitted", "rejected", "flaky", "aborted"]
 
@@ -145,6 +146,7 @@ def _window_names(stages: StagesFile) -> list[str]:
     names: list[str] = []
     for cycle in stages.get("cycles", []):
         names += [n for n in (cycle.get("before"), cycle.get("after"), cycle.get("recovery")) if n]
+        names += window_names(cycle)
     return sorted(set(names))
 
 
@@ -182,7 +184,7 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
         rules.append(_new_build_serves(entry, cycle, after))
     rules += _probe_rules(before, after)
     if recovery:
-        rules += _recovery_rules(inputs, cycle, before, recovery)
+        rules += _recovery_rules(inputs, cycle, before, recovery, windows)
     else:
         rules.append(Rule("recovery", False, None, None, "no recovery window was observed"))
     return rules
@@ -300,7 +302,8 @@ def _probe_rules(before: Window, after: Window) -> list[Rule]:
     ]
 
 
-def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window) -> list[Rule]:
+def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window,
+                    windows: dict[str, Window]) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
     revert: CheckRecord = cycle["revert"] if "revert" in cycle else {"ok": False, "detail": "not reverted"}
     rules = [
@@ -352,17 +355,7 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
                 "symptom probe over the second half of the recovery window",
             )
         )
-    sites = app.get("sites") or []
-    # no platform here runs a second site yet, so an app with two cannot pass this rule unobserved
-    rules.append(
-        Rule(
-            "other-site-unaffected",
-            len(sites) < 2,
-            "n/a" if len(sites) < 2 else "not observed",
-            None,
-            "the app runs one site" if len(sites) < 2 else "the standby site was not observed",
-        )
-    )
+    rules.append(other_site_rule(inputs, cycle, windows))
     return rules
 
 

@@ -33,7 +33,7 @@ from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
-from faultkit.platforms.kubernetes import apply, objects, settings
+from faultkit.platforms.kubernetes import apply, objects, settings, sites
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
@@ -81,17 +81,20 @@ class KubernetesPlatform:
             self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text)
             return
         name = self.namespace_arg or app
+        site_plan = sites.plan(desc, name)  # two sites: a namespace each; faults go to the active one
+        if site_plan:
+            name = site_plan.namespaces[site_plan.active]
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
         uid = ns.create(name)
         self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text)
         try:
-            objs = apply.render(desc, name, images, self.workspace.root)
-            if replicas > 1:
-                for o in objs:
-                    if o["kind"] == "Deployment":
-                        o["spec"]["replicas"] = replicas
+            if site_plan:
+                sites.write(self, site_plan)
+            objs = sites.scaled(apply.render(desc, name, images, self.workspace.root), replicas)
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
             self._wait_all(desc, name, objs, timeout)
+            if site_plan:
+                sites.up_others(self, desc, site_plan, images, replicas, timeout)
         except BaseException:
             self.down()
             raise
@@ -120,6 +123,7 @@ class KubernetesPlatform:
             self._forwards.close()
         if rec is None:
             return
+        sites.down_others(self)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
         self.owner.remove()
@@ -134,7 +138,11 @@ class KubernetesPlatform:
     def target(self) -> dict[str, str]:
         rec = self.owner.require()
         return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
-                "namespace_uid": rec.namespace_uid}
+                "namespace_uid": rec.namespace_uid, **sites.target_fields(self)}
+
+    def other_sites(self) -> dict[str, KubernetesPlatform]:
+        """A two-site app's other sites (observed by the validator, never changed), by site name."""
+        return sites.others(self)
 
     def record(self) -> Record:
         """The app instance's record: where it runs (cluster, context, namespace) and whether faultkit created it."""
