@@ -30,11 +30,13 @@ from faultkit.gate.junit import failure_text, write_junit
     help="Also run the admission protocol on each changed entry (needs a platform).",
 )
 @click.option("--window", default="20s", show_default=True, help="Observation window when validating.")
+@click.option("--repeat", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Counted injections per entry when validating.")
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")), default="local",
               show_default=True, help="Where the app runs when validating.")
 @json_option
-def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, no_cache: bool,
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, repeat: int, no_cache: bool,
              platform_name: str, as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
@@ -50,7 +52,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
 
-        validator = find_validator(seconds(window), platform=platform_name)
+        validator = find_validator(seconds(window), platform=platform_name, repeat=repeat)
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws))
     if junit:
         write_junit(result, junit)

@@ -59,14 +59,16 @@ class GateResult:
         return all(c.passed for c in self.cases)
 
 
-def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local") -> Validator:
+def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local",
+                   repeat: int = 2) -> Validator:
     """The admission protocol on the platform that runs the app, as the gate's Validator."""
     from faultkit.platforms import get_platform
     from faultkit.validators.pipeline import ValidationParams, validate
 
     def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
         verdict, _ = validate(workspace, get_platform(platform, workspace), entry.id,
-                              ValidationParams(window_s=window_s, interval_s=interval_s), record=False)
+                              ValidationParams(window_s=window_s, interval_s=interval_s, repeat=repeat),
+                              record=False)
         return verdict
 
     return run

@@ -39,7 +39,8 @@ __all__ = ["ValidationParams", "validate"]
 def check_platform(platform: Platform, entry: Entry) -> None:
     """The platform runs the entry's app and can carry out its change; otherwise a clear error."""
     if not platform.is_up():
-        raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up --app {entry.app}` first")
+        where = "" if platform.name == "local" else f" --platform {platform.name}"
+        raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up{where} --app {entry.app}` first")
     if platform.app() != entry.app:
         raise PlatformError(
             f"the {platform.name} platform runs {platform.app()}, not {entry.app}; "

@@ -1,7 +1,7 @@
 """The rule "other-site-unaffected": a fault injected in one site of a two-site app leaves the other alone.
 
 A platform that runs the other site lets the validator observe it beside every window of the site
-under fault: `windows/<window>@<site>.json`, with the same samples (instances, request counters,
+under fault: `windows/sites/<site>/<window>.json`, with the same samples (instances, request counters,
 the symptom probe through that site's own entry), listed in the cycle record as `sites`. The rule
 holds when, in the other site's after and recovery windows, against its own before window:
 
@@ -29,7 +29,7 @@ PHASES = ("before", "after", "recovery")
 
 def site_window(name: str, site: str) -> str:
     """The file name (under windows/) of the other site's window observed beside window `name`."""
-    return f"{name}@{site}"
+    return f"sites/{site}/{name}"
 
 
 def window_names(cycle: CycleRecord) -> list[str]:

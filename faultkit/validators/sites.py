@@ -2,7 +2,7 @@
 
 A platform that runs every site of an app (the kubernetes platform: a namespace per site) offers
 `other_sites()`; the validator then samples each other site through its own platform for the same
-window, at the same time, and writes it as `windows/<window>@<site>.json` (site_rule.py judges
+window, at the same time, and writes it as `windows/sites/<site>/<window>.json` (site_rule.py judges
 them). Nothing is ever changed there: the journal and every change go to the active site only.
 """
 
