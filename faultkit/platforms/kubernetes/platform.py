@@ -92,9 +92,10 @@ class KubernetesPlatform:
                 sites.write(self, site_plan)
             objs = sites.scaled(apply.render(desc, name, images, self.workspace.root), replicas)
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
+            # the other sites are applied before waiting, so every site rolls out at once
+            others = sites.apply_others(self, desc, site_plan, images, replicas) if site_plan else []
             self._wait_all(desc, name, objs, timeout)
-            if site_plan:
-                sites.up_others(self, desc, site_plan, images, replicas, timeout)
+            sites.wait_others(self, desc, others, timeout)
         except BaseException:
             self.down()
             raise

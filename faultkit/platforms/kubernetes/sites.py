@@ -13,6 +13,7 @@ the platform's target, so a journal recorded on one layout is never recovered on
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,17 +92,29 @@ def scaled(objs: list[dict[str, Any]], replicas: int) -> list[dict[str, Any]]:
     return objs
 
 
-def up_others(platform: KubernetesPlatform, desc: AppDescriptor, sites: SitePlan, images: dict[str, str],
-              replicas: int, timeout: float) -> None:
-    """Bring every other site up in a namespace of its own, with the active site's images. Each
-    namespace is recorded as faultkit's as soon as it exists, so a failure part way is undone by down."""
+def apply_others(platform: KubernetesPlatform, desc: AppDescriptor, sites: SitePlan, images: dict[str, str],
+                 replicas: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Create every other site's namespace and apply the manifests there, with the active site's
+    images; returns what `wait_others` waits for. Each namespace is recorded as faultkit's as soon as
+    it exists, so a failure part way is undone by down."""
+    applied = []
     for site, ns in sites.others:
         other = site_platform(platform, site)
         uid = Namespaces(other.conn).create(ns)
         other.owner.write(other.conn.target(ns), desc.name, CREATED, uid, images, other.loader_text)
+        known = platform.owner.base / "images.json"  # the digests the nodes know the shared images by
+        if known.exists():
+            shutil.copyfile(known, other.owner.base / "images.json")
         objs = scaled(apply.render(desc, ns, images, platform.workspace.root), replicas)
         apply.server_side_apply(other.conn, objs, apply.field_manager(desc.name))
-        other._wait_all(desc, ns, objs, timeout)
+        applied.append((ns, objs))
+    return applied
+
+
+def wait_others(platform: KubernetesPlatform, desc: AppDescriptor, applied: list[tuple[str, list[dict[str, Any]]]],
+                timeout: float) -> None:
+    for ns, objs in applied:
+        platform._wait_all(desc, ns, objs, timeout)  # the active site's digests: the same images
 
 
 def others(platform: KubernetesPlatform) -> dict[str, KubernetesPlatform]:

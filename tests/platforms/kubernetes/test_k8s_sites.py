@@ -27,6 +27,8 @@ from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
 
 FAULT = "minishop-checkout-env-payment-addr-port"
+# two shops on a shared node: bringing both up may take many minutes on a loaded machine
+pytestmark = pytest.mark.timeout(1800)
 SITES = [{"name": "site-a", "zone": "zone-a", "role": "active"},
          {"name": "site-b", "zone": "zone-b", "role": "standby"}]
 
@@ -50,7 +52,7 @@ def two_site_workspace(tmp: Path) -> Workspace:
 def two_sites(tmp_path_factory: pytest.TempPathFactory, kubeconfig: str):
     ws = two_site_workspace(tmp_path_factory.mktemp("k8s-sites"))
     p = KubernetesPlatform(ws, kubeconfig=kubeconfig, loader=LOADER, namespace=ns_name("sites"))
-    p.up("minishop", timeout=240)
+    p.up("minishop", timeout=600)
     yield p
     p.down()
 
