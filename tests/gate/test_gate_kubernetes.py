@@ -25,6 +25,9 @@ REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 SCRIPT = REPO / "scripts" / "ci" / "gate-kubernetes.sh"
 FAULT = "minishop-checkout-env-payment-addr-port"
+# the test machine is shared by many runs: its load is not what this test is about (the verdict's
+# rules never read it; tests/validators cover the limit itself)
+LENIENT = "1000"
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +66,7 @@ def catalog_repo(root: Path) -> git.Repo:
     return r
 
 
+@pytest.mark.timeout(1800)  # images built and checked, minishop up, one validation, down: minutes on a loaded machine
 def test_the_gate_job_validates_the_changed_fault_on_the_cluster(tmp_path: Path, kubeconfig: str) -> None:
     root = tmp_path / "catalog"
     catalog_repo(root)
@@ -71,11 +75,12 @@ def test_the_gate_job_validates_the_changed_fault_on_the_cluster(tmp_path: Path,
     env = cli_env(KUBECONFIG=kubeconfig, FAULTKIT_KUBERNETES_LOAD=f"{CLUSTER} load",
                   FAULTKIT_ROOT=str(root), FAULTKIT_STATE_DIR=str(tmp_path / "state"),
                   FAULTKIT_GATE_BASE="main", FAULTKIT_GATE_NAMESPACE=namespace, FAULTKIT_GATE_WINDOW="8s",
-                  FAULTKIT_GATE_REPEAT="1", FAULTKIT_GATE_JUNIT=str(junit), FAULTKIT_GATE_UP_TIMEOUT="240",
+                  FAULTKIT_GATE_REPEAT="1", FAULTKIT_GATE_MAX_LOAD=LENIENT,
+                  FAULTKIT_GATE_JUNIT=str(junit), FAULTKIT_GATE_UP_TIMEOUT="600",
                   FAULTKIT=f"{sys.executable} -m faultkit.cli")
     env.pop("GITHUB_STEP_SUMMARY", None)
     started = time.monotonic()
-    proc = subprocess.run(["bash", str(SCRIPT)], cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(["bash", str(SCRIPT)], cwd=root, env=env, capture_output=True, text=True, timeout=1700)
     took = time.monotonic() - started
     assert proc.returncode == 0, f"exit {proc.returncode} after {took:.0f}s\n{proc.stdout[-4000:]}{proc.stderr[-4000:]}"
     suite = ET.parse(junit).getroot().find("testsuite")
