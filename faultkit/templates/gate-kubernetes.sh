@@ -20,6 +20,7 @@
 #   FAULTKIT_GATE_NAMESPACE  the namespace faultkit creates for it (default faultkit-gate-<app>)
 #   FAULTKIT_GATE_WINDOW     observation window (default 20s); FAULTKIT_GATE_REPEAT injections (default 2)
 #   FAULTKIT_GATE_JUNIT      JUnit file (default faultkit-gate.xml)
+#   FAULTKIT_GATE_ROLLOUT_TIMEOUT seconds a change's rollout may take (default 60)
 #   FAULTKIT_GATE_MAX_LOAD   load average per core above which a cycle is an error to retry (default: validate's)
 #   FAULTKIT_GATE_UP_TIMEOUT seconds for every Deployment to become available (default 300)
 #   FAULTKIT                 the faultkit command (default `faultkit`; e.g. `python3 -m faultkit.cli`)
@@ -32,6 +33,7 @@ window=${FAULTKIT_GATE_WINDOW:-20s}
 repeat=${FAULTKIT_GATE_REPEAT:-2}
 junit=${FAULTKIT_GATE_JUNIT:-faultkit-gate.xml}
 up_timeout=${FAULTKIT_GATE_UP_TIMEOUT:-300}
+rollout_timeout=${FAULTKIT_GATE_ROLLOUT_TIMEOUT:-60}
 max_load=()
 if [ -n "${FAULTKIT_GATE_MAX_LOAD:-}" ]; then max_load=(--max-load "$FAULTKIT_GATE_MAX_LOAD"); fi
 read -r -a faultkit <<<"${FAULTKIT:-faultkit}"
@@ -56,7 +58,7 @@ echo "gate-kubernetes.sh: $changed changed entries; bringing $app up in namespac
 "${faultkit[@]}" status --platform kubernetes
 set +e
 "${faultkit[@]}" gate --base "$base" --validate --platform kubernetes --window "$window" --repeat "$repeat" \
-  "${max_load[@]}" --junit "$junit" --github
+  --rollout-timeout "$rollout_timeout" "${max_load[@]}" --junit "$junit" --github
 code=$?
 set -e
 exit "$code"

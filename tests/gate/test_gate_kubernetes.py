@@ -77,6 +77,7 @@ def test_the_gate_job_validates_the_changed_fault_on_the_cluster(tmp_path: Path,
                   FAULTKIT_GATE_BASE="main", FAULTKIT_GATE_NAMESPACE=namespace, FAULTKIT_GATE_WINDOW="8s",
                   FAULTKIT_GATE_REPEAT="1", FAULTKIT_GATE_MAX_LOAD=LENIENT,
                   FAULTKIT_GATE_JUNIT=str(junit), FAULTKIT_GATE_UP_TIMEOUT="600",
+                  FAULTKIT_GATE_ROLLOUT_TIMEOUT="240",
                   FAULTKIT=f"{sys.executable} -m faultkit.cli")
     env.pop("GITHUB_STEP_SUMMARY", None)
     started = time.monotonic()

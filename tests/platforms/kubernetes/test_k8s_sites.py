@@ -91,7 +91,8 @@ def test_a_fault_in_site_a_shows_there_and_site_b_is_observed_unaffected(
     ns_b = two_sites.other_sites()["site-b"].record().namespace
     generations_b = _generations(apps_api, ns_b)
     verdict, folder = validate(two_sites.workspace, two_sites, FAULT,
-                               ValidationParams(window_s=10, interval_s=2.0, repeat=1, limits=LENIENT),
+                               ValidationParams(window_s=10, interval_s=2.0, repeat=1, limits=LENIENT,
+                                                rollout_timeout_s=240),
                                evidence=tmp_path / "evidence", record=False)
     assert verdict["status"] == "admitted", verdict["failed_rules"]
     rule = next(r for r in verdict["rules"] if r["rule"] == "other-site-unaffected" and r.get("counted"))
@@ -119,7 +120,7 @@ def test_recover_undoes_a_change_left_in_the_active_site_only(two_sites: Kuberne
     entry: Entry = load_fault(ws, FAULT)[0]
     journal = Journal(ws.state_dir / "journal.json")
     journal.begin("killed-run", FAULT, two_sites.target())
-    change = change_for(entry)
+    change = change_for(entry, timeout_s=240)
     index = journal.record(change)
     journal.mark(index, "applied", change.apply(two_sites))  # a validator SIGKILLed here leaves this behind
     assert _env(apps_api, ns_a, "checkout") != before_a
