@@ -8,7 +8,7 @@ holds when, in the other site's after and recovery windows, against its own befo
 * no service answers 5xx at the screening rate (ERRORS_PER_MIN) or more,
 * the entry service keeps serving (the keeps-serving threshold),
 * every instance is ready at the end, none restarted or was OOM killed,
-* the symptom probe never failed.
+* the symptom probe never failed (rules v3: failed at most as often as a healthy site may).
 
 A bundle without those windows (every bundle made before a platform ran two sites) keeps the
 verdict it had: a one-site app is n/a, a two-site app "not observed", which fails.
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from faultkit.observe.window import Window
+from faultkit.validators import probe_rule
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CycleRecord
 from faultkit.validators.screening import Rule
@@ -52,7 +53,7 @@ def other_site_rule(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[st
         problems += [f"{site}: {p}" for p in found]
         figures.append(f"{site}: {measured}")
     threshold = (f"< {sc.ERRORS_PER_MIN:g} 5xx/min, keeps serving, every instance ready, no restart, "
-                 "every probe ok")
+                 "the probe healthy")
     detail = "; ".join(problems) if problems else "the other site in the after and recovery windows"
     return Rule(RULE, not problems, "; ".join(figures), threshold, detail)
 
@@ -86,7 +87,9 @@ def _site(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]
             problems.append(f"{phase}: {ok:g} ok/min at {app['entry']}, below {required:g}")
         if restarts or ooms:
             problems.append(f"{phase}: {restarts} restarts, {ooms} OOM kills")
-        if failed:
+        # rules v3 probe continuously and allow a healthy site its few failures, as probe-healthy-before does
+        version = int(inputs.get("rules_version", 2))
+        if failed if version < 3 else (total and not probe_rule.healthy(failed, total)):
             problems.append(f"{phase}: {failed}/{total} probes failed")
         if not ready:
             problems.append(f"{phase}: not every instance ready")
