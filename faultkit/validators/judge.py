@@ -17,6 +17,7 @@ from faultkit.validators import probe_rule
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
+from faultkit.validators.site_rule import other_site_rule, window_names
 
 Status = Literal["admitted", "rejected", "flaky", "aborted"]
 
@@ -147,6 +148,7 @@ def _window_names(stages: StagesFile) -> list[str]:
     names: list[str] = []
     for cycle in stages.get("cycles", []):
         names += [n for n in (cycle.get("before"), cycle.get("after"), cycle.get("recovery")) if n]
+        names += window_names(cycle)
     return sorted(set(names))
 
 
@@ -186,7 +188,7 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
     version = int(inputs.get("rules_version", 2))
     rules += probe_rule.detects(version, before, after)
     if recovery:
-        rules += _recovery_rules(inputs, cycle, before, recovery, version)
+        rules += _recovery_rules(inputs, cycle, before, recovery, version, windows)
     else:
         rules.append(Rule("recovery", False, None, None, "no recovery window was observed"))
     return rules
@@ -289,7 +291,7 @@ def _new_build_serves(entry: dict[str, Any], cycle: CycleRecord, after: Window) 
 
 
 def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window,
-                    version: int) -> list[Rule]:
+                    version: int, windows: dict[str, Window]) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
     revert: CheckRecord = cycle["revert"] if "revert" in cycle else {"ok": False, "detail": "not reverted"}
     rules = [
@@ -331,17 +333,7 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
             Rule("recovery-message-stopped", n == 0, n, 0, "occurrences after the first quarter of the recovery window")
         )
     rules += probe_rule.recovered(version, recovery)
-    sites = app.get("sites") or []
-    # no platform here runs a second site yet, so an app with two cannot pass this rule unobserved
-    rules.append(
-        Rule(
-            "other-site-unaffected",
-            len(sites) < 2,
-            "n/a" if len(sites) < 2 else "not observed",
-            None,
-            "the app runs one site" if len(sites) < 2 else "the standby site was not observed",
-        )
-    )
+    rules.append(other_site_rule(inputs, cycle, windows))
     return rules
 
 

@@ -35,7 +35,7 @@ from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
-from faultkit.platforms.kubernetes import apply, objects, settings
+from faultkit.platforms.kubernetes import apply, objects, settings, sites
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
@@ -89,17 +89,21 @@ class KubernetesPlatform:
                              self.prometheus_url)
             return
         name = self.namespace_arg or app
+        site_plan = sites.plan(desc, name)  # two sites: a namespace each; faults go to the active one
+        if site_plan:
+            name = site_plan.namespaces[site_plan.active]
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
         uid = ns.create(name)
         self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text, self.prometheus_url)
         try:
-            objs = apply.render(desc, name, images, self.workspace.root)
-            if replicas > 1:
-                for o in objs:
-                    if o["kind"] == "Deployment":
-                        o["spec"]["replicas"] = replicas
+            if site_plan:
+                sites.write(self, site_plan)
+            objs = sites.scaled(apply.render(desc, name, images, self.workspace.root), replicas)
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
+            # the other sites are applied before waiting, so every site rolls out at once
+            others = sites.apply_others(self, desc, site_plan, images, replicas) if site_plan else []
             self._wait_all(desc, name, objs, timeout)
+            sites.wait_others(self, desc, others, timeout)
         except BaseException:
             self.down()
             raise
@@ -129,6 +133,7 @@ class KubernetesPlatform:
         if rec is None:
             return
         self._retire_actions(rec)
+        sites.down_others(self)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
         self.owner.remove()
@@ -143,7 +148,11 @@ class KubernetesPlatform:
     def target(self) -> dict[str, str]:
         rec = self.owner.require()
         return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
-                "namespace_uid": rec.namespace_uid}
+                "namespace_uid": rec.namespace_uid, **sites.target_fields(self)}
+
+    def other_sites(self) -> dict[str, KubernetesPlatform]:
+        """A two-site app's other sites (observed by the validator, never changed), by site name."""
+        return sites.others(self)
 
     def record(self) -> Record:
         """The app instance's record: where it runs (cluster, context, namespace) and whether faultkit created it."""
