@@ -18,11 +18,9 @@ from pathlib import Path
 import psutil
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "validators"))
-import shop  # noqa: E402
-
-from faultkit.platforms.local import LocalPlatform  # noqa: E402
-from faultkit.workspace import Workspace  # noqa: E402
+from faultkit.platforms.local import LocalPlatform
+from faultkit.workspace import Workspace
+from tests.validators import shop
 
 CONFIG = "minishop-checkout-env-payment-addr-port"
 DIRECT = ("minishop-checkout-instance-failure", "minishop-cartstore-instance-failure")

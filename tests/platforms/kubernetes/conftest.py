@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from k8s_support import CLUSTER, new_platform, ns_name
 from kubernetes import client, config
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from tests.platforms.kubernetes.k8s_support import CLUSTER, new_platform, ns_name
 
 
 def _cluster(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -15,10 +15,8 @@ import statistics
 import time
 from pathlib import Path
 
-import node_view as node
 import pytest
 import requests
-from k8s_support import REPO, new_platform, ns_name, wait_until
 from kubernetes import client
 
 from faultkit.apps.descriptor import load_app
@@ -26,6 +24,8 @@ from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.kubernetes import KubernetesPlatform, apply
 from faultkit.validators.changes import ActionChange
+from tests.platforms.kubernetes import node_view as node
+from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
 
 def _clean(shop: KubernetesPlatform, service: str, rules_before: str) -> None:

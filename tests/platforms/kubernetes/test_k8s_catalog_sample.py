@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from k8s_support import REPO
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
+from tests.platforms.kubernetes.k8s_support import REPO
 from tests.validators.test_catalog_sample import SAMPLE
 
 

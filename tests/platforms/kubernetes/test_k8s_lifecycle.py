@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from k8s_support import REPO, new_platform, ns_name, wait_until
 from kubernetes import client
 
 from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
 
 def _foreign(core: client.CoreV1Api, apps: client.AppsV1Api) -> str:

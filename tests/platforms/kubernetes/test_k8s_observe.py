@@ -6,12 +6,12 @@ import time
 
 import pytest
 import requests
-from k8s_support import wait_until
 from kubernetes import client
 from kubernetes.stream import stream
 
 from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from tests.platforms.kubernetes.k8s_support import wait_until
 
 
 def _pod(shop: KubernetesPlatform, service: str) -> str:

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
-from k8s_support import REPO, ns_name, wait_until
 from kubernetes import client
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
+from tests.platforms.kubernetes.k8s_support import REPO, ns_name, wait_until
 
 SERVICES = ("frontend", "cart", "checkout")
 

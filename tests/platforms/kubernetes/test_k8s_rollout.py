@@ -10,12 +10,12 @@ from typing import Any
 
 import docker
 import pytest
-import recording
 from kubernetes import client
 
 from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform, objects
 from faultkit.platforms.kubernetes.completion import rollout_progress
+from tests.platforms.kubernetes import recording
 
 
 def _images(shop: KubernetesPlatform, ns: str, apps: client.AppsV1Api, name: str) -> str:

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from k8s_support import REPO, new_platform, ns_name, wait_until
 from kubernetes import client
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import FAULTKIT, cli_env, run_cli
+from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
 CODE = "minishop-code-checkout-shipping-quote"
 CONFIG = "minishop-checkout-env-payment-addr-port"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from k8s_support import LOADER, REPO, ns_name
 from kubernetes import client
 
 from faultkit.catalog.model import Entry
@@ -26,6 +25,7 @@ from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
+from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 # two shops on a node shared by many runs: the machine's load is not what these tests are about

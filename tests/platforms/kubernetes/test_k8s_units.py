@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from k8s_support import REPO
 
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import InputError
@@ -14,6 +13,7 @@ from faultkit.platforms.kubernetes import apply
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import parse_k8s_line
 from faultkit.workspace import Workspace
+from tests.platforms.kubernetes.k8s_support import REPO
 
 
 def test_render_puts_every_object_in_the_namespace_with_the_built_images() -> None:
