@@ -216,7 +216,7 @@ class _Walk:
                 return
             self.values[anchor] = value
         if not self.stack:
-            self.root, self.line = value, ev.start_mark.line + 1
+            self.root, self.line = value, ev.start_mark.line + 1 if ev.start_mark else 1
             return
         top = self.stack[-1]
         if not top[2]:
