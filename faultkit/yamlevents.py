@@ -12,6 +12,7 @@ walk() answer None, and the caller loads the text with PyYAML as before, errors 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 # plain scalars YAML 1.1 would read as integers too long for 64 bits (Python refuses beyond 4,300 digits)
 _LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{65,}|0[oO]?[0-7_]{23,})")
+_LONG_MIN = 19  # the shortest text _LONG_INT matches ("0x" and 17 digits): shorter ones skip the regex
+_MAX_INT = 2**63 - 1
 
 # libyaml's parser where it is installed. The type checker sees SafeLoader, whose interface the C loader has.
 if TYPE_CHECKING:
@@ -38,6 +41,10 @@ _STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
 # scalar tags whose value is built here, with SafeLoader's own constructor for each
 _SCALARS = {_TAG + name: yaml.SafeLoader.yaml_constructors[_TAG + name] for name in ("null", "bool", "int", "float")}
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+# the first characters SafeLoader's implicit resolvers look at: a plain scalar starting otherwise is a
+# string (the resolver's own rule; there are no wildcard or path resolvers to consult)
+_FIRSTS = frozenset(FAST_LOADER.yaml_implicit_resolvers)
+_SHORTCUT = None not in _FIRSTS and not FAST_LOADER.yaml_path_resolvers
 _OPEN = object()  # an anchor whose collection has not ended yet
 
 
@@ -46,6 +53,7 @@ class Document:
     data: Any
     line: int  # 1-based line of the document's top value
     duplicates: bool  # a mapping spells a key twice (PyYAML keeps the later value)
+    plain: bool = True  # nothing yamlio.check_plain would refuse: string keys, 64-bit integers, finite floats
 
 
 class _Refused(Exception):
@@ -98,6 +106,7 @@ class _Walk:
         self.build = build
         self.docs: list[Document] = []
         self.duplicates = False
+        self.plain = True  # every key a string, every number within what JSON carries faithfully
         self.root: Any = None
         self.line = 1
         # per open collection: [nodes inside it, anchor, is-mapping, next scalar is a key, the value,
@@ -125,13 +134,32 @@ class _Walk:
                     if not ev.style:
                         if key_pos and value == "<<" and ev.tag in (None, "tag:yaml.org,2002:merge"):
                             raise _Refused(ev, "a '<<' merge key; write the values out in full")
-                        if _LONG_INT.fullmatch(value):
+                        if len(value) >= _LONG_MIN and _LONG_INT.fullmatch(value):
                             raise _Refused(ev, "an integer beyond 64 bits; write a smaller number")
+                    grow = 1
                     if ev.anchor:
                         sizes[ev.anchor] = 1
-                    grow = 1
-                    if self.build:
-                        self._place(self._scalar(ev, resolve), key_pos, value, ev)
+                        if self.build:
+                            self._place(self._scalar(ev, resolve), key_pos, value, ev)
+                    elif self.build:
+                        # the common case inline: a plain string no implicit resolver claims, or a quoted one
+                        if ev.tag is None and _SHORTCUT and (not ev.implicit[0] or value and value[0] not in _FIRSTS):
+                            built: Any = value
+                        else:
+                            built = self._scalar(ev, resolve)
+                        if top is None:
+                            self.root, self.line = built, ev.start_mark.line + 1 if ev.start_mark else 1
+                        elif not top[2]:
+                            top[4].append(built)
+                        elif key_pos:
+                            if value in top[6]:
+                                self.duplicates = True
+                            top[6].add(value)
+                            top[5] = built
+                            if built.__class__ is not str:
+                                self.plain = False  # check_plain names the key that is not a string
+                        else:
+                            top[4][top[5]] = built
                 elif cls is alias_event:
                     if self.values.get(ev.anchor) is _OPEN:
                         raise _Refused(ev, f"the alias *{ev.anchor} inside the value it names; write the value out")
@@ -165,9 +193,9 @@ class _Walk:
                     stack[-1][0] += size
             elif cls is yaml.DocumentStartEvent:  # limits and anchors are per document
                 nodes, sizes = 0, {}
-                self.values, self.root, self.line, self.duplicates = {}, None, 1, False
+                self.values, self.root, self.line, self.duplicates, self.plain = {}, None, 1, False, True
             elif cls is yaml.DocumentEndEvent:
-                self.docs.append(Document(self.root, self.line, self.duplicates))
+                self.docs.append(Document(self.root, self.line, self.duplicates, self.plain))
             elif cls is yaml.StreamEndEvent or ev is None:
                 return self.docs if self.build else None
 
@@ -182,10 +210,14 @@ class _Walk:
             self._giveup()
             return None
         try:
-            return make(_CONSTRUCTOR, yaml.ScalarNode(tag, ev.value))
+            value = make(_CONSTRUCTOR, yaml.ScalarNode(tag, ev.value))
         except (ValueError, OverflowError, KeyError, yaml.YAMLError):
             self._giveup()
             return None
+        if (value.__class__ is int and not -_MAX_INT <= value <= _MAX_INT) or (
+                value.__class__ is float and not math.isfinite(value)):
+            self.plain = False  # check_plain refuses it, naming the line
+        return value
 
     def _collection(self, ev: yaml.CollectionStartEvent, is_map: bool, key_pos: bool, resolve: Any) -> Any:
         tag = ev.tag
@@ -226,6 +258,8 @@ class _Walk:
                 self.duplicates = True
             top[6].add(raw)
             top[5] = value
+            if value.__class__ is not str:
+                self.plain = False
         else:
             top[4][top[5]] = value
 

@@ -135,17 +135,19 @@ def load_text(text: str, path: Path) -> Located:
     docs = walk(text, str(path))  # the limits first; the plain values in the same pass
     if docs is not None and len(docs) <= 1:
         located = Located(docs[0].data, text, docs[0].duplicates) if docs else Located(None, text)
-    else:  # a value beyond plain data, or more than one document: PyYAML builds it, or says what is wrong
-        loader = _DupLoader(text)
-        try:
-            data = loader.get_single_data()
-        except yaml.YAMLError as e:
-            raise yaml_error(e, str(path)) from None
-        except (ValueError, OverflowError) as e:  # a value PyYAML's constructors cannot build
-            raise InputError(f"{path}: a value cannot be read ({e}); write plain strings and numbers") from None
-        finally:
-            loader.dispose()
-        located = Located(data, text, bool(loader.duplicates))
+        if docs and not docs[0].plain:  # built from plain scalars: only a key or a number can be refused
+            check_plain(located.data, str(path), located.line)
+        return located
+    loader = _DupLoader(text)  # a value beyond plain data, or two documents: PyYAML builds it or says why not
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as e:
+        raise yaml_error(e, str(path)) from None
+    except (ValueError, OverflowError) as e:  # a value PyYAML's constructors cannot build
+        raise InputError(f"{path}: a value cannot be read ({e}); write plain strings and numbers") from None
+    finally:
+        loader.dispose()
+    located = Located(data, text, bool(loader.duplicates))
     check_plain(located.data, str(path), located.line)
     return located
 

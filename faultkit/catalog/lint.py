@@ -77,11 +77,11 @@ def evidence_sources(rules: Iterable[Callable[..., Any] | str]) -> list[Path]:
     return sorted(p for folder in folders if folder.name for p in folder.glob("*.py"))
 
 
-def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
+def load_entry_file(path: Path, workspace: Workspace, content: bytes | None = None) -> tuple[Loaded, list[Finding]]:
     """One file loaded and checked against the entry schema (see rules/schema.py)."""
     from faultkit.catalog.rules.schema import load_entry_file as load
 
-    return load(path, workspace)
+    return load(path, workspace, content)
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ class Linter:
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
             self.cached += 1
             return name, hit
-        fresh = self._fresh(path)
+        fresh = self._fresh(path, content)
         self.pack.put(key, fresh)
         return name, fresh
 
@@ -165,9 +165,9 @@ class Linter:
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
 
-    def _fresh(self, path: Path) -> FileLint:
+    def _fresh(self, path: Path, content: bytes | None = None) -> FileLint:
         ctx = self._context()
-        item, findings = load_entry_file(path, self.workspace)
+        item, findings = load_entry_file(path, self.workspace, content)
         for file_rule in self._file_rules:
             findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from faultkit.errors import FaultkitError, InputError
 from faultkit.yamlevents import walk
-from faultkit.yamlio import _DupLoader, load_located
+from faultkit.yamlio import _DupLoader, check_plain, load_located
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("FAULTKIT_FUZZ_EXAMPLES", "150"))
@@ -66,6 +66,12 @@ def check(text: str) -> None:
     for doc, value, flag in zip(docs, data, flags, strict=True):
         assert same(doc.data, value), (text, doc.data, value)
         assert doc.duplicates == flag, text
+        try:
+            check_plain(value, "t.yaml")
+        except InputError:
+            assert not doc.plain, f"{text!r}: check_plain refuses it, so the walk must not skip it"
+        else:
+            assert doc.plain, text
 
 
 SHIPPED = sorted(p for pattern in ("catalog/**/*.yaml", "apps/**/*.yaml", "drafts/**/*.yaml")
@@ -88,7 +94,8 @@ CASES = [
     "? [a]\n: 1\n", "? {a: 1}\n: 2\n", "a: *undefined\n", "a: &x 1\nb: &x 2\n", "a: 1\n---\nb: 2\n", "", "---\n",
     "# only a comment\n", "!!set {a, b}\n", "a: !!binary aGVsbG8=\n", "a: 2026-01-01\n", "a: =\n", "a: !!omap [b: 1]\n",
     "a: !custom x\n", "- [a, b]\n- {c: [d, {e: f}]}\n", "a: .nan\nb: -.inf\nc: 1e400\n", "a: !!int x\n",
-    "a: !!bool maybe\n", "[1, 2", "a: b: c\n", "\t- x\n", "a: !!null ''\nb: !!map {c: 1}\nc: !!seq [1]\n",
+    "a: !!bool maybe\n", "1: a\n", "a: {2: b}\n", "? null\n: x\n", "a: 99999999999999999999\n", "a: 0x7fffffffffffffff\n",
+    "a: -0x8000000000000000\n", "a: !!int 99999999999999999999\n", "[1, 2", "a: b: c\n", "\t- x\n", "a: !!null ''\nb: !!map {c: 1}\nc: !!seq [1]\n",
 ]
 
 
