@@ -9,13 +9,16 @@ from the facts of every file, so a one-file change re-reads one file.
 from __future__ import annotations
 
 import importlib
+import os
+import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from faultkit.catalog.lint_cache import FileLint, Pack, Store, environment, file_digest, file_key
+from faultkit.catalog.lint_cache import FileLint, Pack, Store, digest, environment, file_digest, key_of, stat_of
 from faultkit.catalog.rules.files import discover, display
 from faultkit.catalog.rules.invariants import CATALOG_RULES
 from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
@@ -126,10 +129,23 @@ class Linter:
         if self.pack is None:
             return name, self._fresh(path)
         try:
+            st = os.stat(path)
+        except OSError:
+            return name, self._fresh(path)  # missing or unreadable: the loader says so, nothing to cache
+        status = stat_of(st)
+        known = self.pack.known_digest(name, status) if stat.S_ISREG(st.st_mode) else None
+        if known is not None:  # a settled file with the very status it had when it was read: not read again
+            hit = self.pack.get(key_of(self.pack.env, name, known))
+            if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
+                self.cached += 1
+                return name, hit
+        try:
             content = read_bytes(path)  # never a FIFO or a device: those would hang the read
         except FaultkitError:
-            return name, self._fresh(path)  # missing, a folder, not regular: the loader says so, nothing to cache
-        key = file_key(self.pack.env, name, content)
+            return name, self._fresh(path)  # a folder, not regular, too large: the loader says so
+        content_digest = digest(content)
+        self.pack.remember(name, status, content_digest, time.time_ns())
+        key = key_of(self.pack.env, name, content_digest)
         hit = self.pack.get(key)
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
             self.cached += 1

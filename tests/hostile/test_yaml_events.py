@@ -94,8 +94,10 @@ CASES = [
     "? [a]\n: 1\n", "? {a: 1}\n: 2\n", "a: *undefined\n", "a: &x 1\nb: &x 2\n", "a: 1\n---\nb: 2\n", "", "---\n",
     "# only a comment\n", "!!set {a, b}\n", "a: !!binary aGVsbG8=\n", "a: 2026-01-01\n", "a: =\n", "a: !!omap [b: 1]\n",
     "a: !custom x\n", "- [a, b]\n- {c: [d, {e: f}]}\n", "a: .nan\nb: -.inf\nc: 1e400\n", "a: !!int x\n",
-    "a: !!bool maybe\n", "1: a\n", "a: {2: b}\n", "? null\n: x\n", "a: 99999999999999999999\n", "a: 0x7fffffffffffffff\n",
-    "a: -0x8000000000000000\n", "a: !!int 99999999999999999999\n", "[1, 2", "a: b: c\n", "\t- x\n", "a: !!null ''\nb: !!map {c: 1}\nc: !!seq [1]\n",
+    "a: !!bool maybe\n", "1: a\n", "a: {2: b}\n", "? null\n: x\n", "a: 99999999999999999999\n",
+    "a: 0x7fffffffffffffff\n", "a: -0x8000000000000000\n", "a: !!int 99999999999999999999\n",
+    "[1, 2", "a: b: c\n", "\t- x\n",
+    "a: !!null ''\nb: !!map {c: 1}\nc: !!seq [1]\n",
 ]
 
 
