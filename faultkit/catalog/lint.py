@@ -175,7 +175,8 @@ class Linter:
         if self._ctx is None:
             from faultkit.catalog.rules.context import Context
 
-            self._ctx = Context(self.workspace, self.pack.store if self.pack else None)
+            self._ctx = Context(self.workspace, self.pack.store if self.pack else None,
+                                self.pack.env if self.pack else "")
             evidence = [_named(r) if isinstance(r, str) else r for r in EVIDENCE_RULES]
             self._entry_rules = [*(rule(n) for n in ENTRY_RULES), *evidence]
             self._file_rules = [rule(n) for n in FILE_RULES]

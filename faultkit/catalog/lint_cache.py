@@ -81,6 +81,7 @@ def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Pa
     part("format", FORMAT.encode())
     part("version", faultkit.__version__.encode())
     part("schema", entry_schema())
+    part("schema:app", resources.files("faultkit.schemas").joinpath("app.schema.json").read_bytes())
     part("rules", " ".join(rules).encode())
     package = Path(faultkit.__file__).parent
     for src in sorted({*(package / s for s in _SOURCES), *sources}):
@@ -220,8 +221,8 @@ class Store:
                 body = {"format": FORMAT, "environment": env, "results": results,
                         "stats": {**base.get("stats", {}), **(stats or {})}}
                 _write(path, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
-                for other in self.directory.glob("lint-*.json"):
-                    if other != path:
+                for other in [*self.directory.glob("lint-*.json"), *self.directory.glob("app-*.json")]:
+                    if other != path and not other.name.startswith(f"app-{env[:32]}-"):
                         other.unlink(missing_ok=True)  # another environment's: no longer valid
         except OSError:
             pass  # a cache that cannot be written only makes the next run slower

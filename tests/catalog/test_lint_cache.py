@@ -192,3 +192,27 @@ def test_a_file_changed_lately_is_read_every_time(catalog, monkeypatch):
     assert lint(catalog, store=store(catalog)).cached == 12  # read and hashed, then remembered
     pack = json.loads(next((catalog.root / CACHE_DIR).glob("lint-*.json")).read_text())
     assert len(pack["stats"]) == 12
+
+
+def test_the_checked_descriptor_is_kept_so_one_changed_entry_does_not_parse_it(catalog, monkeypatch):
+    from faultkit.catalog.rules import context
+
+    loads: list[Path] = []
+    real = context.load_descriptor_data
+    monkeypatch.setattr(context, "load_descriptor_data", lambda p: loads.append(p) or real(p))
+    first = lint(catalog, store=store(catalog))
+    assert len(loads) == 1 and len(list((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))) == 1
+    path = catalog.catalog_dir / "minishop" / "ms-cart-port-3.yaml"
+    path.write_text(path.read_text().replace("Cart store address port changed", "Cart store port is another"))
+    edited = lint(catalog, store=store(catalog))
+    assert len(loads) == 1 and edited.cached == 11  # the descriptor came from the cache
+    assert [f for f in edited.findings if "ms-cart-port-3" not in f.file] == \
+        [f for f in first.findings if "ms-cart-port-3" not in f.file]
+    side = next((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))
+    side.write_text('{"services": 3}')  # a side file this code did not write is a miss, not an error
+    path.write_text(path.read_text().replace("port is another", "port is yet another"))
+    again = lint(catalog, store=store(catalog))
+    assert len(loads) == 2 and again.cached == 11
+    _change_descriptor(catalog)  # a new descriptor is a new environment: its old side file goes
+    lint(catalog, store=store(catalog))
+    assert len(loads) == 3 and len(list((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))) == 1
