@@ -2,21 +2,26 @@
 
 Brings minishop up on the local platform (private state), or with `--platform kubernetes` on the
 cluster KUBECONFIG names (in a namespace of its own; `--load CMD` hands the images to its nodes),
-validates one fault of each mechanism with the given window, and prints wall / floor, and for
-kubernetes the time for up and down. Target: at most 1.25 with 20-second windows.
+validates one fault of each mechanism with the given window, and prints wall / floor, the time of
+each rollout the run made (a code fault's build, a config fault's setting; inject and revert), the
+time for up and down, and the load average. Target: at most 1.10 with 20-second windows.
 Usage: python bench/validate_bench.py [--window 20] [--repeat 2] [--platform P] [--load CMD] [FAULT_ID ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from faultkit.catalog.lint import lint
+from faultkit.observe.load import MAX_LOAD_PER_CORE, Limits
 from faultkit.platforms.base import Platform
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.platforms.local import LocalPlatform
@@ -32,12 +37,36 @@ def windows(mechanism: str, repeat: int) -> int:
     return 3 * cycles
 
 
+def timed(platform: Platform, names: tuple[str, ...]) -> dict[str, list[float]]:
+    """Time every call of the platform's change methods (seconds per call, by method)."""
+    spent: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:
+        method: Callable[..., Any] = getattr(platform, name)
+
+        @functools.wraps(method)
+        def wrapper(*a: Any, _method: Callable[..., Any] = method, _name: str = name, **kw: Any) -> Any:
+            start = time.monotonic()
+            try:
+                return _method(*a, **kw)
+            finally:
+                spent[_name].append(time.monotonic() - start)
+        setattr(platform, name, wrapper)
+    return spent
+
+
+def spread(values: list[float]) -> str:
+    return f"{len(values)} x {min(values):.1f}-{max(values):.1f} s (mean {sum(values) / len(values):.1f})" \
+        if values else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("faults", nargs="*")
     parser.add_argument("--window", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--platform", choices=("local", "kubernetes"), default="local")
+    parser.add_argument("--max-load", type=float, default=MAX_LOAD_PER_CORE,
+                        help="load per core above which a cycle is an overloaded error (raise it on a shared machine)")
     parser.add_argument("--load", default=None, help="kubernetes: command that puts an image into the cluster")
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
@@ -53,20 +82,31 @@ def main() -> None:
         started = time.monotonic()
         platform.up("minishop", timeout=300)
         print(f"up: {time.monotonic() - started:.1f} s")
+        spent = timed(platform, ("rollout", "patch_field"))
         try:
-            print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6}")
+            print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6}  rollouts")
             for fault in faults:
-                params = ValidationParams(window_s=args.window, interval_s=2.0, repeat=args.repeat)
+                direct = entries[fault].direct
+                if direct and direct.action not in platform.actions():
+                    print(f"{fault:50} {'direct':7} not run: the {args.platform} platform does not carry out "
+                          f"{direct.action} yet")
+                    continue
+                params = ValidationParams(window_s=args.window, interval_s=2.0, repeat=args.repeat,
+                                          limits=Limits(max_load_per_core=args.max_load))
+                for values in spent.values():
+                    values.clear()
                 start = time.monotonic()
                 verdict, _ = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
                 wall = time.monotonic() - start
                 floor = windows(entries[fault].mechanism, args.repeat) * args.window
+                changes = spent["rollout"] + spent["patch_field"]
                 print(f"{fault:50} {entries[fault].mechanism:7} {verdict['status']:9} {wall:7.1f} {floor:7.1f} "
-                      f"{wall / floor:6.2f}")
+                      f"{wall / floor:6.2f}  {spread(changes)}")
         finally:
             started = time.monotonic()
             platform.down()
             print(f"down: {time.monotonic() - started:.1f} s")
+            print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ def files() -> dict[str, str]:
         ".gitignore": GITIGNORE,
         "README.md": README,
         ".github/workflows/faultkit-gate.yml": gate_workflow(),
+        "scripts/ci/gate-kubernetes.sh": _template("gate-kubernetes.sh"),  # the workflow's validate job
         ".pre-commit-config.yaml": pre_commit_config(),
     }
 

@@ -34,6 +34,7 @@ class Probe:
     body: MappingProxyType | None = None
     expect_status: int = 200
     timeout_s: float = 3.0
+    expect_latency_ms: int | None = None  # an attempt slower than this fails, whatever its status
     setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body)
 
 
@@ -98,6 +99,8 @@ class Validation:
     window_s: float | None = None
     repeat: int | None = None
     failed_rules: tuple[str, ...] = ()
+    # the second verdict (`validate --stability`): verdict, bundle, bundle_digest, window_s, ...
+    stability: MappingProxyType | None = None
 
 
 @dataclass(frozen=True)

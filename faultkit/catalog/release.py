@@ -37,7 +37,12 @@ FORMAT = "faultkit/release/v1"
 VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")  # fullmatch: `$` would admit a newline
 
 # Why an entry is left out of a release; the schema lists the same words.
-REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch", "no-evidence", "untrusted")
+REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch", "no-evidence", "untrusted",
+           "single-verdict")
+# Bundles sealed under these rules versions or later are admitted only when a second verdict (another
+# window length or an independent run, `validate --stability`) holds too; earlier ones (the shipped
+# v2 bundles) were admitted on one, and are judged as they were.
+STABILITY_FROM_RULES = 3
 
 Judge = Callable[[Path], Mapping[str, Any]]
 
@@ -78,6 +83,10 @@ def verdict_state(workspace: Workspace, entry: Entry) -> State:
         return State("no-verdict", "never validated")
     if v.verdict != "admitted":
         failed = ", ".join(v.failed_rules) or "no rule recorded"
+        if v.stability is not None:  # admitted once, not the second time: say both
+            second = v.stability
+            failed = (f"admitted at {v.window_s:g}s, {second.get('verdict')} at {float(second.get('window_s', 0)):g}s "
+                      f"({second.get('bundle')}): {', '.join(second.get('failed_rules', ())) or 'no rule recorded'}")
         return State(v.verdict if v.verdict in REASONS else "rejected", f"{v.verdict}: {failed}")
     if v.entry_digest != entry_digest(entry):
         return State("stale-entry", "the entry changed after its verdict; validate it again")
@@ -95,8 +104,9 @@ def entry_digest(entry: Entry) -> str:
     return entry.digest()
 
 
-def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody) -> tuple[State, str, str]:
-    """(state, bundle digest, signer) of the entry's evidence.
+def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody,
+                 second: bool = False) -> tuple[State, str, str]:
+    """(state, bundle digest, signer) of the entry's evidence (`second`: of its second verdict).
 
     Evidence that is missing, untrusted, or holds another entry or patch leaves the entry out with
     the reason. A bundle that no longer matches its manifest, its recorded digest or its own verdict
@@ -104,22 +114,27 @@ def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody
     """
     v = entry.validation
     assert v is not None
-    if not v.bundle:
+    bundle: str | None = v.bundle
+    bundle_digest: str = v.bundle_digest
+    if second:
+        assert v.stability is not None
+        bundle, bundle_digest = v.stability.get("bundle"), str(v.stability.get("bundle_digest"))
+    if not bundle:
         return State("no-evidence", "the verdict names no evidence bundle; validate it again"), "", ""
     try:
-        folder = safe_path(workspace.root, v.bundle, "validation.bundle")
+        folder = safe_path(workspace.root, bundle, "validation.bundle")
     except InputError as e:
         return State("no-evidence", str(e)), "", ""
     if not folder.is_dir():
-        return State("no-evidence", f"{v.bundle} does not exist; restore the bundle or validate again"), "", ""
+        return State("no-evidence", f"{bundle} does not exist; restore the bundle or validate again"), "", ""
     try:
         digest = verify_bundle(folder)
     except InputError as e:
         raise InputError(f"{file}: validation.bundle: {e}; restore the bundle or validate again") from None
-    if digest != v.bundle_digest:
+    if digest != bundle_digest:
         raise InputError(
-            f"{file}: validation.bundle: {v.bundle} has digest {digest}, the verdict recorded "
-            f"{v.bundle_digest}; restore the bundle or validate again"
+            f"{file}: validation.bundle: {bundle} has digest {digest}, the verdict recorded "
+            f"{bundle_digest}; restore the bundle or validate again"
         )
     try:
         signer = check_trusted(folder, custody.trusted)
@@ -134,16 +149,16 @@ def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody
     except InputError as e:
         raise InputError(f"{file}: validation.bundle: {e}") from None
     if dumps(verdict).encode() != recorded:
-        raise InputError(f"{file}: validation.bundle: {v.bundle}: judged again, its files give a verdict other than "
+        raise InputError(f"{file}: validation.bundle: {bundle}: judged again, its files give a verdict other than "
                          "the one it records; validate it again")
     if verdict.get("fault") != entry.id or verdict.get("status") != "admitted":
         raise InputError(
-            f"{file}: validation.bundle: {v.bundle} holds verdict {verdict.get('status')!r} for "
+            f"{file}: validation.bundle: {bundle} holds verdict {verdict.get('status')!r} for "
             f"{verdict.get('fault')!r}, not an admission of {entry.id!r}"
         )
     labels = folder / LABELS
     if custody.relabel and labels.exists() and read_bytes(folder, LABELS) != custody.relabel(folder).encode():
-        raise InputError(f"{file}: validation.bundle: {v.bundle}/{LABELS} differs from the labels its files give; "
+        raise InputError(f"{file}: validation.bundle: {bundle}/{LABELS} differs from the labels its files give; "
                          f"run `faultkit label {entry.id} --write`")
     return State("admitted"), digest, signer
 
@@ -198,6 +213,8 @@ def admitted(workspace: Workspace, custody: Custody) -> tuple[list[tuple[Entry, 
             excluded.append({"id": c.entry.id, "reason": state.status, "detail": state.detail})
             continue
         state, digest, signer = check_bundle(workspace, c.entry, c.file, custody)
+        if state.status == "admitted":
+            state = second_verdict(workspace, c.entry, c.file, custody, digest)
         if state.status != "admitted":
             excluded.append({"id": c.entry.id, "reason": state.status, "detail": state.detail})
             continue
@@ -205,6 +222,28 @@ def admitted(workspace: Workspace, custody: Custody) -> tuple[list[tuple[Entry, 
     included.sort(key=lambda pair: pair[0].id)
     excluded.sort(key=lambda x: (x["id"], x["reason"]))
     return included, excluded
+
+
+def second_verdict(workspace: Workspace, entry: Entry, file: str, custody: Custody, first: str) -> State:
+    """Whether the second verdict holds too, for entries whose first bundle's rules ask for one: a
+    fault admitted on one lucky window is not a case. Its bundle passes every check the first does."""
+    v = entry.validation
+    assert v is not None and v.bundle
+    inputs = read_object(safe_path(workspace.root, v.bundle, "validation.bundle"), "inputs.json")
+    version = inputs.get("rules_version")
+    if not isinstance(version, int) or version < STABILITY_FROM_RULES:
+        return State("admitted")
+    if v.stability is None:
+        return State("single-verdict", f"admitted once, at {v.window_s:g}s under rules v{version}; a second verdict "
+                                       "must hold too: validate it with --stability")
+    second = v.stability
+    if second.get("verdict") != "admitted":
+        return State("flaky", f"flaky: admitted at {v.window_s:g}s, {second.get('verdict')} at "
+                              f"{float(second.get('window_s', 0)):g}s: {', '.join(second.get('failed_rules', ()))}")
+    state, digest, _ = check_bundle(workspace, entry, file, custody, second=True)
+    if state.status == "admitted" and digest == first:
+        return State("single-verdict", "the second verdict names the first one's bundle; validate it with --stability")
+    return state
 
 
 def alias_row(entry: Entry, app: AppDescriptor) -> dict[str, Any]:

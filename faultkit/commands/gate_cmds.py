@@ -30,12 +30,20 @@ from faultkit.gate.junit import failure_text, write_junit
     help="Also run the admission protocol on each changed entry (needs a platform).",
 )
 @click.option("--window", default="20s", show_default=True, help="Observation window when validating.")
+@click.option("--repeat", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Counted injections per entry when validating.")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=None,
+              help="When validating: a cycle with a higher load average per core is an error to retry "
+                   "(default: validate's).")
+@click.option("--rollout-timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="When validating: seconds a change's rollout may take before it counts as not ready.")
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")), default="local",
               show_default=True, help="Where the app runs when validating.")
 @json_option
-def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, no_cache: bool,
-             platform_name: str, as_json: bool) -> int:
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, repeat: int,
+             max_load: float | None, rollout_timeout: float, no_cache: bool, platform_name: str,
+             as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
@@ -50,7 +58,8 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
 
-        validator = find_validator(seconds(window), platform=platform_name)
+        validator = find_validator(seconds(window), platform=platform_name, repeat=repeat, max_load=max_load,
+                                   rollout_timeout_s=rollout_timeout)
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws))
     if junit:
         write_junit(result, junit)

@@ -12,9 +12,9 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 
 
 def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: str | None, kubeconfig: str | None,
-       context: str | None, loader: str | None) -> None:
+       context: str | None, loader: str | None, prometheus: str | None = None) -> None:
     platform = KubernetesPlatform(workspace(), kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                  adopt=adopt, loader=loader)
+                                  adopt=adopt, loader=loader, prometheus=prometheus)
     where = f"namespace {adopt} (adopted)" if adopt else f"namespace {namespace or app}"
     console(stderr=True).print(f"Bringing {app} up on the kubernetes platform in {where}...")
     started = time.time()
@@ -23,6 +23,8 @@ def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: st
     verb = "adopted" if adopt else "up"
     console().print(f"{app} is {verb}: {rec.target.describe()}, {len(platform.descriptor.services)} services "
                     f"ready in {time.time() - started:.1f}s")
+    for site, other in platform.other_sites().items():
+        console().print(f"  other site {site}: namespace {other.record().namespace} (observed, never changed)")
 
 
 def snapshot(platform: KubernetesPlatform) -> dict[str, Any]:
@@ -32,8 +34,13 @@ def snapshot(platform: KubernetesPlatform) -> dict[str, Any]:
         svc = services.setdefault(inst.service, {"instances": []})
         svc["instances"].append({"id": inst.id, "ready": inst.ready, "restarts": inst.restarts,
                                  "oom_kills": inst.oom_kills, "last_exit": inst.last_exit, "build": inst.build})
-    return {"app": rec.app, "platform": "kubernetes", "mode": rec.mode, "namespace": rec.namespace,
-            "context": rec.context, "server": rec.server, "services": services}
+    out = {"app": rec.app, "platform": "kubernetes", "mode": rec.mode, "namespace": rec.namespace,
+           "context": rec.context, "server": rec.server, "services": services}
+    others = platform.other_sites()
+    if others:  # two-site apps: where each other site runs, and whether every pod there is ready
+        out["sites"] = {site: {"namespace": p.record().namespace, "ready": all(i.ready for i in p.instances())}
+                        for site, p in others.items()}
+    return out
 
 
 def status(as_json: bool) -> None:
@@ -57,6 +64,9 @@ def status(as_json: bool) -> None:
         table.add_row(name, f"{sum(i['ready'] for i in insts)}/{len(insts)}", str(sum(i["restarts"] for i in insts)),
                       str(sum(i["oom_kills"] for i in insts)), ",".join(builds) or "-")
     console().print(table)
+    for site, info in data.get("sites", {}).items():
+        console().print(f"other site {site}: namespace {info['namespace']}, "
+                        f"{'every pod ready' if info['ready'] else 'not every pod ready'}")
 
 
 def down() -> None:
@@ -65,7 +75,10 @@ def down() -> None:
         console().print("Nothing is up on the kubernetes platform.")
         return
     rec = platform.owner.require()
+    others = [p.owner.require().namespace for p in platform.other_sites().values()]
     platform.down()
+    if others:
+        console().print(f"the other sites' namespaces {', '.join(others)} are deleted and gone.")
     if rec.mode == "adopted":
         console().print(f"{rec.app} in namespace {rec.namespace} is released; its objects were left as they are.")
     else:

@@ -45,8 +45,11 @@ platform_choice = click.option("--platform", "platform_name", type=click.Choice(
 @click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
               help="kubernetes: command that puts a built image into the cluster, run as `COMMAND IMAGE` "
                    "(e.g. `kind load docker-image`); without it the cluster pulls the tags.")
+@click.option("--prometheus", default=None, envvar="FAULTKIT_PROMETHEUS", metavar="URL",
+              help="kubernetes: read request counters by PromQL from this Prometheus (it must scrape the app's pods "
+                   "with `namespace` and `pod` labels) instead of through the API server's pod proxy.")
 def up(app: str, replicas: int | None, timeout: float, platform_name: str, namespace: str | None, adopt: str | None,
-       kubeconfig: str | None, context: str | None, loader: str | None) -> int:
+       kubeconfig: str | None, context: str | None, loader: str | None, prometheus: str | None) -> int:
     """Run an application's manifests (as local processes, or on a cluster) and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
@@ -54,7 +57,7 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
     if platform_name == "kubernetes":
         from faultkit.commands import kubernetes_view
 
-        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader)
+        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader, prometheus)
         return 0
     platform = _platform()
     console(stderr=True).print(f"Bringing {app} up on the local platform...")

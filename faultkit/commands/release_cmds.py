@@ -54,7 +54,8 @@ def build_cmd(version: str | None, out: Path | None, trust: tuple[Path, ...], as
     Every bundle is verified, its signer checked against the trusted keys, its sealed inputs
     compared with the entry and patch, and its verdict judged again. Entries left out are listed
     with the reason (invalid, no-verdict, rejected, flaky, stale-entry, stale-patch, no-evidence,
-    untrusted). An evidence bundle that no longer matches its manifest or verdict stops the build.
+    untrusted, single-verdict: a bundle sealed under rules v3 needs a second verdict, validate
+    --stability). An evidence bundle that no longer matches its manifest or verdict stops the build.
 
     Example: faultkit catalog build --version 2025.1 --trust keys/minishop-validator.pub
     """

@@ -22,6 +22,7 @@ from faultkit.validators.judge import Verdict, verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import is_screening_criterion
+from faultkit.validators.stability import Stable, validate_stable
 from faultkit.workspace import Workspace
 
 
@@ -50,15 +51,19 @@ platform_option = click.option("--platform", "platform_name", default="local", s
                    "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
               help="Load average per core above which a cycle measures the machine: the run ends as an error.")
+@click.option("--stability", "stability", metavar="WINDOW|same",
+              help="When admitted, validate again at this window length (or `same`: an independent run) and "
+                   "record that verdict beside the first; admitted once and not twice is flaky.")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, max_load: float, platform_name: str, as_json: bool) -> int:
+                 no_record: bool, key: Path | None, max_load: float, stability: str | None, platform_name: str,
+                 as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
 
-    Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s
+    Example: faultkit validate --fault minishop-checkout-env-payment-addr-port --window 20s --stability 30s
     """
     ws = workspace()
     if key is not None:
@@ -66,13 +71,23 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
                               limits=Limits(max_load_per_core=max_load))
+    if stability is not None and no_record:
+        raise UsageError("--stability records both verdicts in the entry; drop --no-record")
+    second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)
+    if second_window is not None:
+        ValidationParams(window_s=second_window, interval_s=params.interval_s, repeat=repeat).check()
     out = console(stderr=True)
     with out.status("starting") as status:
         def progress(stage: str, detail: str) -> None:
             status.update(Text.assemble((fault_id, "bold"), f" {stage}: {detail}"))
 
-        verdict, folder = validate(ws, get_platform(platform_name, ws), fault_id, params, evidence, progress,
-                                   timeout_s, record=not no_record)
+        platform = get_platform(platform_name, ws)
+        if second_window is None:
+            verdict, folder = validate(ws, platform, fault_id, params, evidence, progress, timeout_s,
+                                       record=not no_record)
+        else:
+            return _stable(ws, validate_stable(ws, platform, fault_id, params, second_window, evidence, progress,
+                                               timeout_s), as_json)
     if verdict["status"] == "admitted":
         write_beside(ws, folder)  # derived from the sealed bundle, so written after the seal, outside it
     if as_json:
@@ -80,6 +95,21 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
     else:
         render_verdict(verdict, folder)
     return 0 if verdict["status"] == "admitted" else 1
+
+
+def _stable(ws: Workspace, result: Stable, as_json: bool) -> int:
+    for verdict, folder in ((result.first, result.first_bundle), (result.second, result.second_bundle)):
+        if verdict is not None and folder is not None and verdict["status"] == "admitted":
+            write_beside(ws, folder)
+    if as_json:
+        print_json({"status": result.status, "first": {**result.first, "bundle": str(result.first_bundle)},
+                    "second": {**result.second, "bundle": str(result.second_bundle)} if result.second else None})
+    else:
+        render_verdict(result.first, result.first_bundle)
+        if result.second is not None and result.second_bundle is not None:
+            render_verdict(result.second, result.second_bundle)
+        click.echo(f"stability: {result.status}" + ("" if result.second else " (the first verdict did not admit)"))
+    return 0 if result.status == "admitted" else 1
 
 
 def render_verdict(verdict: Verdict, folder: Path) -> None:

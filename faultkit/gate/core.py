@@ -59,14 +59,20 @@ class GateResult:
         return all(c.passed for c in self.cases)
 
 
-def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local") -> Validator:
+def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local",
+                   repeat: int = 2, max_load: float | None = None, rollout_timeout_s: float = 60.0) -> Validator:
     """The admission protocol on the platform that runs the app, as the gate's Validator."""
+    from faultkit.observe.load import Limits
     from faultkit.platforms import get_platform
     from faultkit.validators.pipeline import ValidationParams, validate
 
+    limits = Limits() if max_load is None else Limits(max_load_per_core=max_load)
+
     def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
         verdict, _ = validate(workspace, get_platform(platform, workspace), entry.id,
-                              ValidationParams(window_s=window_s, interval_s=interval_s), record=False)
+                              ValidationParams(window_s=window_s, interval_s=interval_s, repeat=repeat,
+                                                       rollout_timeout_s=rollout_timeout_s, limits=limits),
+                              record=False)
         return verdict
 
     return run

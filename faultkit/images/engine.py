@@ -40,8 +40,12 @@ def remove_images(c: Any, ids: Iterable[str], keep: Iterable[str] = ()) -> None:
         except docker.errors.ImageNotFound:
             pass
         except docker.errors.APIError as e:
-            if e.status_code != 409:  # 409: another image or container still uses it; not ours to take
-                raise
+            if e.status_code == 409:  # another image or container still uses it; not ours to take
+                continue
+            # a build running beside this one removed it first: the engine answers 500 "unrecognized image"
+            if "unrecognized image" in str(e):
+                continue
+            raise
 
 
 def _short(e: Exception) -> str:

@@ -34,6 +34,7 @@ def has_requests(window: Window, service: str) -> bool:
 def probe_latency_ms(window: Window) -> float | None:
     """Mean round-trip time of the symptom probe in the window: the only latency the windows sample."""
     times = [p["ms"] for p in (s["probe"] for s in window["samples"]) if p and p.get("ms") is not None]
+    times += [a["ms"] for a in window.get("probes", [])]  # rules v3: the attempts on the probe's own clock
     return round(sum(times) / len(times), 1) if times else None
 
 

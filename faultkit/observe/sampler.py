@@ -1,14 +1,14 @@
 """Sample a running application for one observation window.
 
 Each sample holds, per instance, its build, readiness, restart and OOM counts and its cumulative
-request counters by status; plus one symptom-probe result. At the end, the window's log records
+request counters by status. The symptom probe runs beside the samples on its own clock (probing.py),
+every attempt recorded in the window's `probes`. At the end, the window's log records
 (warnings and errors, and any line with the fault's message) are read from the platform. The
 window is raw data: every rate and rule is computed later from it (validators/screening.py).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,10 +18,10 @@ import requests
 
 from faultkit.catalog.model import Probe, thaw
 from faultkit.observe.load import LoadMeter, MachineWindow
+from faultkit.observe.probing import SymptomProber, probe_period
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
-PROBES_PER_WINDOW = 4
 Tick = Callable[[str, float], None]  # (window name, seconds left) for the live view
 
 
@@ -40,13 +40,18 @@ class Sampler:
         self.probe = probe
         self.log_message = (log_message or "").lower()
         self.session = requests.Session()
+        # attempts overlap while one waits out a slow answer: one pooled connection for each
+        self.session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=64))
         self.pool = ThreadPoolExecutor(max_workers=8)
         # the machine around each window, by window name: kept beside the window, never in it, so a
         # window file keeps the bytes every shipped bundle has
         self.meter = LoadMeter()
         self.machine: dict[str, MachineWindow] = {}
+        self.probers: dict[float, SymptomProber] = {}  # by period: one pool per rate, reused across windows
 
     def close(self) -> None:
+        for prober in self.probers.values():
+            prober.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.session.close()
 
@@ -58,12 +63,13 @@ class Sampler:
         start = lead["t"] if lead else time.time()
         end = start + spec.seconds
         next_at = start + spec.interval if lead else start
-        # a few probes per window tell healthy from failing; more would add the probe's own
-        # failures to what the workload sees
-        every = max(1, math.ceil((spec.seconds / spec.interval + 1) / PROBES_PER_WINDOW))
+        period = probe_period(spec.seconds, spec.interval)
+        prober = self._prober(period) if self.probe else None
+        if prober:
+            prober.start(start)
         self.meter.start()
         while True:
-            samples.append(self.sample(probe=len(samples) % every == 0))
+            samples.append(self.sample(probe=False))
             now = time.time()
             if now >= end - 0.05:
                 break
@@ -76,9 +82,20 @@ class Sampler:
             # slow sample, say a scrape of a frozen service, moves the schedule instead)
             self.meter.late(time.time() - next_at)
         finished = time.time()
+        attempts = prober.stop() if prober else []
         self.machine[spec.name] = self.meter.stop()
-        return {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
-                "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
+        window: Window = {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
+                          "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
+        if prober:
+            window["probe_period_s"] = period
+            window["probes"] = attempts
+        return window
+
+    def _prober(self, period: float) -> SymptomProber:
+        assert self.probe is not None
+        if period not in self.probers:
+            self.probers[period] = SymptomProber(self.run_probe, period, self.probe.timeout_s)
+        return self.probers[period]
 
     def sample(self, probe: bool = True) -> Sample:
         t = time.time()
@@ -113,10 +130,14 @@ class Sampler:
             status: int | None = r.status_code
         except requests.RequestException as e:
             status, error = None, type(e).__name__
-        result: ProbeResult = {"status": status, "ok": status == p.expect_status,
-                               "ms": round((time.monotonic() - started) * 1000)}
+        ms = round((time.monotonic() - started) * 1000)
+        # a bound on the round trip makes slowness a symptom: the right status, too late, is a failure
+        slow = status == p.expect_status and p.expect_latency_ms is not None and ms > p.expect_latency_ms
+        result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow, "ms": ms}
         if error:
             result["error"] = error
+        if slow:
+            result["slow"] = True
         return result
 
     def logs(self, since: float, until: float) -> list[LogLine]:

@@ -24,6 +24,18 @@ class ProbeResult(TypedDict):
     ok: bool
     ms: int
     error: NotRequired[str]  # the request's exception class, when no response came
+    slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
+
+
+class ProbeAttempt(TypedDict):
+    """One symptom-probe attempt of a window (rules v3): when it started, what it got, how long it took."""
+
+    t: float
+    status: int | None
+    ok: bool
+    ms: int
+    error: NotRequired[str]
+    slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
 
 
 class Sample(TypedDict):
@@ -60,3 +72,6 @@ class Window(TypedDict):
     samples: list[Sample]
     logs: list[LogLine]
     points: NotRequired[list[Point]]
+    # rules v3: the probe runs on its own clock (sized by the window), not in the samples
+    probe_period_s: NotRequired[float]
+    probes: NotRequired[list[ProbeAttempt]]

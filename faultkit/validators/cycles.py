@@ -23,6 +23,7 @@ from faultkit.validators.changes import Change
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.records import CheckRecord, CycleRecord
+from faultkit.validators.sites import SiteSamplers
 from faultkit.validators.stagelog import StageLog
 
 
@@ -43,11 +44,14 @@ class Cycles:
     params: ValidationParams
     scope: tuple[str, ...]
     machine_cycles: list[dict[str, object]] = field(default_factory=list)
+    others: SiteSamplers | None = None  # two-site apps: the other sites, observed beside every window
 
     def run(self) -> None:
         for index, counted in plan(self.entry, self.params.repeat):
             before = self.window(f"before-{index}")
             cycle: CycleRecord = {"index": index, "counted": counted, "before": before}
+            if self.others:
+                cycle["sites"] = self.others.sites
             self.log.cycles.append(cycle)
             # A direct action acts at once: its after window opens just before it starts. A code or
             # config change is live once its rollout is done, and its window opens then.
@@ -84,13 +88,18 @@ class Cycles:
     def window(self, name: str, lead: Sample | None = None) -> str:
         """Observe one window and write it into the bundle; returns its name."""
         self.log.begin(f"window {name}")
+        spec = WindowSpec(name, self.params.window_s, self.params.interval_s)
+        beside = self.others.start(spec) if self.others else {}
         data = self.sampler.window(
-            WindowSpec(name, self.params.window_s, self.params.interval_s),
+            spec,
             tick=lambda n, left: self.log.progress("observe", f"window {n}: {left:.0f}s left"),
             lead=lead,
         )
         data["points"] = screening.points(data, self.scope)
         self.log.bundle.write(f"windows/{name}.json", data)
+        for other in SiteSamplers.finish(beside).values():
+            other["points"] = screening.points(other, self.scope)
+            self.log.bundle.write(f"windows/{other['name']}.json", other)
         return name
 
     def inject(self) -> CheckRecord:

@@ -13,9 +13,11 @@ from faultkit.errors import InputError
 from faultkit.evidence import dumps, read_bytes, read_object, signer, verify_bundle
 from faultkit.observe.window import Window
 from faultkit.platforms.base import short_id
+from faultkit.validators import probe_rule
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
+from faultkit.validators.site_rule import other_site_rule, window_names
 
 Status = Literal["admitted", "rejected", "flaky", "aborted"]
 
@@ -53,9 +55,10 @@ def judge_bundle(folder: Path) -> Verdict:
     them (a list where an object belongs, a missing field) is refused in one line, never a crash."""
     inputs = read_object(folder, "inputs.json")
     made_under = inputs.get("rules_version")
-    if made_under != sc.RULES_VERSION:
+    if made_under not in sc.SUPPORTED_VERSIONS:
+        known = ", ".join(f"v{v}" for v in sc.SUPPORTED_VERSIONS)
         raise InputError(f"{folder}: made under screening rules v{made_under} by faultkit {inputs.get('toolkit')}; "
-                         f"this faultkit applies v{sc.RULES_VERSION}: judge it with that version, or validate again")
+                         f"this faultkit judges {known}: judge it with that version, or validate again")
     stages = cast(StagesFile, read_object(folder, "stages.json"))
     try:
         names = _window_names(stages)
@@ -145,6 +148,7 @@ def _window_names(stages: StagesFile) -> list[str]:
     names: list[str] = []
     for cycle in stages.get("cycles", []):
         names += [n for n in (cycle.get("before"), cycle.get("after"), cycle.get("recovery")) if n]
+        names += window_names(cycle)
     return sorted(set(names))
 
 
@@ -180,9 +184,11 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
     rules.append(_intent_rule(entry, after, scope))
     if entry["mechanism"] == "code":
         rules.append(_new_build_serves(entry, cycle, after))
-    rules += _probe_rules(before, after)
+    # a bundle is judged by the rules it was sealed under (pure callers without one: the shipped v2)
+    version = int(inputs.get("rules_version", 2))
+    rules += probe_rule.detects(version, before, after)
     if recovery:
-        rules += _recovery_rules(inputs, cycle, before, recovery)
+        rules += _recovery_rules(inputs, cycle, before, recovery, version, windows)
     else:
         rules.append(Rule("recovery", False, None, None, "no recovery window was observed"))
     return rules
@@ -284,23 +290,8 @@ def _new_build_serves(entry: dict[str, Any], cycle: CycleRecord, after: Window) 
     )
 
 
-def _probe_rules(before: Window, after: Window) -> list[Rule]:
-    failed_before, n_before = sc.probe_failures(before)
-    failed_after, n_after = sc.probe_failures(after)
-    if not n_before and not n_after:
-        return []
-    return [
-        Rule(
-            "probe-detects-fault",
-            failed_after >= 1,
-            f"{failed_after}/{n_after} failed",
-            ">= 1 failure",
-            f"symptom probe failed {failed_before}/{n_before} before",
-        )
-    ]
-
-
-def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window) -> list[Rule]:
+def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, recovery: Window,
+                    version: int, windows: dict[str, Window]) -> list[Rule]:
     entry, app = inputs["entry"], inputs["app"]
     revert: CheckRecord = cycle["revert"] if "revert" in cycle else {"ok": False, "detail": "not reverted"}
     rules = [
@@ -341,28 +332,8 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
         rules.append(
             Rule("recovery-message-stopped", n == 0, n, 0, "occurrences after the first quarter of the recovery window")
         )
-    failed, total = sc.probe_failures({"samples": recovery["samples"][len(recovery["samples"]) // 2 :]})
-    if total:
-        rules.append(
-            Rule(
-                "recovery-probe-healthy",
-                failed == 0,
-                f"{failed}/{total} failed",
-                "0 failures",
-                "symptom probe over the second half of the recovery window",
-            )
-        )
-    sites = app.get("sites") or []
-    # no platform here runs a second site yet, so an app with two cannot pass this rule unobserved
-    rules.append(
-        Rule(
-            "other-site-unaffected",
-            len(sites) < 2,
-            "n/a" if len(sites) < 2 else "not observed",
-            None,
-            "the app runs one site" if len(sites) < 2 else "the standby site was not observed",
-        )
-    )
+    rules += probe_rule.recovered(version, recovery)
+    rules.append(other_site_rule(inputs, cycle, windows))
     return rules
 
 

@@ -28,6 +28,7 @@ from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, judge_bundle
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.signals import Interrupted, signals_unwind
+from faultkit.validators.sites import SiteSamplers, other_sites
 from faultkit.validators.stagelog import OnStage, Progress, StageLog, no_hook, no_progress
 from faultkit.validators.stages import StaticStages
 from faultkit.workspace import Workspace
@@ -38,7 +39,8 @@ __all__ = ["ValidationParams", "validate"]
 def check_platform(platform: Platform, entry: Entry) -> None:
     """The platform runs the entry's app and can carry out its change; otherwise a clear error."""
     if not platform.is_up():
-        raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up --app {entry.app}` first")
+        where = "" if platform.name == "local" else f" --platform {platform.name}"
+        raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up{where} --app {entry.app}` first")
     if platform.app() != entry.app:
         raise PlatformError(
             f"the {platform.name} platform runs {platform.app()}, not {entry.app}; "
@@ -80,6 +82,8 @@ def validate(
     if entry.code:
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None)
+    sites = other_sites(platform)
+    others = SiteSamplers(sites, app.observed, entry.probe) if sites else None
     journal = Journal(workspace.state_dir / "journal.json")
     journal.begin(run_id, entry.id, platform.target())
     static = StaticStages(log, workspace, platform, entry, app, params.rollout_timeout_s)
@@ -88,7 +92,8 @@ def validate(
             if static.run(report):
                 change = change_for(entry, build=static.new_build.id if static.new_build else None,
                                     undo_build=static.baseline_build, timeout_s=params.rollout_timeout_s)
-                Cycles(log, platform, journal, sampler, entry, change, params, tuple(snapshot["scope"])).run()
+                Cycles(log, platform, journal, sampler, entry, change, params, tuple(snapshot["scope"]),
+                       others=others).run()
     except (KeyboardInterrupt, Interrupted) as stop:
         log.aborted = str(stop) or "interrupted"
         raise
@@ -97,6 +102,8 @@ def validate(
         raise
     finally:
         sampler.close()
+        if others:
+            others.close()
         if journal.open_changes():
             progress("revert", "undoing every change the run made")
             recover(platform, journal)

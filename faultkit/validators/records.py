@@ -49,6 +49,7 @@ class CycleRecord(TypedDict):
     after: NotRequired[str]
     revert: NotRequired[CheckRecord]
     recovery: NotRequired[str]
+    sites: NotRequired[list[str]]  # two-site apps: the other sites observed beside every window (site_rule.py)
 
 
 class StagesFile(TypedDict):

@@ -22,10 +22,13 @@ import re
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
-from faultkit.observe.window import Point, Sample, Window
+from faultkit.observe.window import Point, ProbeAttempt, Sample, Window
 
-# Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under.
-RULES_VERSION = 2
+# Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under,
+# and the judge keeps every version in SUPPORTED_VERSIONS (v2: four probes a window, one failure
+# detects; v3: the probe on its own clock and a share of failures, validators/probe_rule.py).
+RULES_VERSION = 3
+SUPPORTED_VERSIONS = (2, 3)
 ERRORS_PER_MIN = 4.0
 NEW_ERROR_LOGS_PER_MIN = 10.0
 SERVING_FRACTION = 0.25
@@ -40,9 +43,10 @@ _MASKS = [
 
 
 class Samples(TypedDict):
-    """What the counting rules read of a window: its samples (a Window is one)."""
+    """What the counting rules read of a window: its samples and probe attempts (a Window is one)."""
 
     samples: list[Sample]
+    probes: NotRequired[list[ProbeAttempt]]
 
 
 class RuleRecord(TypedDict):
@@ -166,8 +170,10 @@ def serving(before: Window, after: Window, entry: str) -> tuple[float, float]:
 
 
 def probe_failures(window: Samples) -> tuple[int, int]:
-    results = [p for p in (s["probe"] for s in window["samples"]) if p]
-    return sum(1 for p in results if not p["ok"]), len(results)
+    """(failed, total) symptom-probe results: in the samples (v2 windows) and the attempts (v3)."""
+    results = [p["ok"] for p in (s["probe"] for s in window["samples"]) if p]
+    results += [a["ok"] for a in window.get("probes", [])]
+    return sum(1 for ok in results if not ok), len(results)
 
 
 def all_ready(window: Samples, services: tuple[str, ...]) -> bool:

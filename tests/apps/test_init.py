@@ -23,6 +23,7 @@ def test_packaged_templates_are_this_repositorys_own() -> None:
     templates = REPO / "faultkit" / "templates"
     assert (templates / "faultkit-gate.yml").read_text() == (REPO / ".github/workflows/faultkit-gate.yml").read_text()
     assert (templates / "pre-commit-hooks.yaml").read_text() == (REPO / ".pre-commit-hooks.yaml").read_text()
+    assert (templates / "gate-kubernetes.sh").read_text() == (REPO / "scripts/ci/gate-kubernetes.sh").read_text()
 
 
 def test_init_then_import_lint_and_candidates(tmp_path: Path) -> None:
@@ -33,7 +34,7 @@ def test_init_then_import_lint_and_candidates(tmp_path: Path) -> None:
     made = _faultkit(tmp_path, "init", "my-catalog")
     assert made.returncode == 0, made.stderr
     for rel in ("apps", "catalog", "patches", "faultkit.toml", ".gitignore", ".github/workflows/faultkit-gate.yml",
-                ".pre-commit-config.yaml"):
+                ".pre-commit-config.yaml", "scripts/ci/gate-kubernetes.sh"):
         assert (root / rel).exists(), rel
     assert not git.Repo(root).head.is_valid()  # a fresh repository with no commit yet
     workflow = yaml.safe_load((root / ".github/workflows/faultkit-gate.yml").read_text())

@@ -160,3 +160,16 @@ def test_giveaway_title_is_a_warning_not_an_error(ws, cli):
     [finding] = json.loads(proc.stdout)["findings"]
     assert (finding["path"], finding["severity"], finding["rule"]) == ("title", "warning", "title")
     cli("catalog", "lint", "--strict", check=1)
+
+
+def test_a_latency_bound_is_checked_against_the_probe_timeout(ws, cli):
+    data = entry_data()
+    data["probe"].update(expect_latency_ms=800, timeout_s=3)
+    write_entry(ws, data)
+    assert "1 files, 0 errors" in cli("catalog", "lint", check=0).stdout
+    data["probe"].update(expect_latency_ms=3000)  # never what fails an attempt: the timeout cuts it off first
+    write_entry(ws, data)
+    assert any("probe.expect_latency_ms: 3000 ms is not below the probe's timeout (3 s)" in m for m in messages(ws))
+    data["probe"].update(expect_latency_ms=0)
+    write_entry(ws, data)
+    assert any("probe.expect_latency_ms" in m for m in messages(ws))

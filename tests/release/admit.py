@@ -39,8 +39,9 @@ def app_info(ws: Workspace, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], sick: bool,
-           build: str = OLD_BUILD) -> dict[str, Any]:
-    """Samples of every service; `sick`: the target answers 5xx, logs the message, the probe fails."""
+           build: str = OLD_BUILD, rules_version: int = 2) -> dict[str, Any]:
+    """Samples of every service; `sick`: the target answers 5xx, logs the message, the probe fails.
+    Rules v2 put the probe in the samples; v3 runs it on its own clock (`probes`, every 0.2 s)."""
     target = data["target"]["service"]
     samples, logs = [], []
     for i in range(SAMPLES):
@@ -51,20 +52,26 @@ def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], 
             requests = {"200": 100.0 * i, **({"500": 10.0 * i} if failing else {})}
             instances[f"{s}-0"] = {"build": build if s == target else OLD_BUILD, "oom_kills": 0, "ready": True,
                                    "requests": requests, "restarts": 0, "service": s}
-        samples.append({"instances": instances, "probe": {"ms": 5, "ok": not sick, "status": 500 if sick else 200},
-                        "t": t})
+        probe = {"ms": 5, "ok": not sick, "status": 500 if sick else 200} if rules_version < 3 else None
+        samples.append({"instances": instances, "probe": probe, "t": t})
         if sick and data.get("log"):
             logs += [{"instance": f"{data['log']['service']}-0", "level": "ERROR", "message": data["log"]["message"],
                       "service": data["log"]["service"], "ts": t + k / 10} for k in range(5)]
-    w = {"name": name, "start": start, "end": start + SAMPLES * STEP, "interval_s": STEP,
-         "window_s": SAMPLES * STEP, "samples": samples, "logs": logs}
+    w: dict[str, Any] = {"name": name, "start": start, "end": start + SAMPLES * STEP, "interval_s": STEP,
+                         "window_s": SAMPLES * STEP, "samples": samples, "logs": logs}
+    if rules_version >= 3:
+        w["probe_period_s"] = 0.2
+        w["probes"] = [{"t": round(start + k * 0.2, 3), "status": 500 if sick else 200, "ok": not sick, "ms": 5}
+                       for k in range(int(SAMPLES * STEP / 0.2))]
     return {**w, "points": screening.points(w, tuple(info["scope"]))}
 
 
 def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", run: str = "run-1",
-                root: Path | None = None) -> tuple[str, str]:
+                root: Path | None = None, rules_version: int = 2, start: float = START) -> tuple[str, str]:
     """Seal and sign evidence/<id>/<run>/ for `data`; `status` "admitted" shows the symptom in every
-    after window, anything else in none (judge then rejects). Returns (folder relative to root, digest)."""
+    after window, anything else in none (judge then rejects). Returns (folder relative to root, digest).
+    The windows are shaped as the sampler of `rules_version` writes them: v2 by default, the rules
+    the shipped bundles were sealed under (a v2 admission needs no second verdict)."""
     body = {k: v for k, v in copy.deepcopy(data).items() if k != "validation"}
     folder = (root or ws.evidence_dir) / body["id"] / run
     info = app_info(ws, body)
@@ -77,19 +84,21 @@ def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", r
         w.write_text("patch.diff", text)
     w.write("inputs.json", {
         "entry": body, "entry_digest": entry_digest(entry_from_data(body)), "patch": patch, "app": info,
-        "platform": "local", "toolkit": __version__, "rules_version": screening.RULES_VERSION,
+        "platform": "local", "toolkit": __version__, "rules_version": rules_version,
         "params": {"window_s": SAMPLES * STEP, "interval_s": STEP, "repeat": 2, "thresholds": {}},
     })
     sick = status == "admitted"
     cycles = []
-    t = START
+    t = start
     for index in (1, 2):
         inject = {"ok": True, "detail": "applied", **({"build": NEW_BUILD} if code else {})}
         cycles.append({"index": index, "counted": True, "before": f"before-{index}", "after": f"after-{index}",
                        "recovery": f"recovery-{index}", "inject": inject, "revert": {"ok": True, "detail": "restored"}})
-        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False))
-        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD))
-        w.write(f"windows/recovery-{index}.json", window(f"recovery-{index}", t + 20, body, info, False))
+        v = rules_version
+        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False, rules_version=v))
+        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD, v))
+        w.write(f"windows/recovery-{index}.json", window(f"recovery-{index}", t + 20, body, info, False,
+                                                         rules_version=v))
         t += 30
     w.write("stages.json", {"aborted": None, "cycles": cycles, "stages": [
         {"stage": "lint", "status": "ok", "measured": 0, "threshold": 0, "detail": "clean"}]})

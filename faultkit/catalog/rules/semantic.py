@@ -32,6 +32,13 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
         )
     if e.probe.service not in names:
         yield "probe.service", f"{e.probe.service!r} is not a service of {app.name}{suggest(e.probe.service, names)}"
+    bound = e.probe.expect_latency_ms
+    if bound is not None and bound >= e.probe.timeout_s * 1000:
+        # an attempt is cut off at the timeout, so a bound at or past it can never be what fails it
+        yield (
+            "probe.expect_latency_ms",
+            f"{bound} ms is not below the probe's timeout ({e.probe.timeout_s:g} s); lower it, or raise timeout_s",
+        )
     computed = set(app.scope(e.target.service))
     if e.target.service not in e.scope:
         yield "scope", f"the scope must include the target {e.target.service!r}"

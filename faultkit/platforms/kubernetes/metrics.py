@@ -1,12 +1,25 @@
-"""Request counters per pod, read through the API server's pod proxy (no route to pod IPs needed)."""
+"""Request counters per pod: through the API server's pod proxy (the default: no route to pod IPs
+needed), or with `--prometheus URL` as PromQL over the HTTP API of a Prometheus that scrapes the pods.
+
+The Prometheus path assumes the labelling that the Kubernetes pod discovery examples and
+kube-prometheus give: each series carries the pod's `namespace` and `pod`. A pod whose last scrape
+failed (`up == 0`), or that Prometheus has not discovered yet, did not answer (None), as on the pod
+proxy; Prometheus' values lag by up to one scrape interval, which the sampler's rates absorb.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
+import requests
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from faultkit.platforms.counters import parse_requests
+from faultkit.errors import PlatformError
+from faultkit.platforms.counters import REQUESTS_METRIC, parse_requests
 from faultkit.platforms.kubernetes.connection import Connection
+
+Counts = dict[str, float] | None
 
 
 def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
@@ -18,3 +31,52 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
     except (ApiException, HTTPError, OSError):
         return None
     return parse_requests(str(text))
+
+
+def _label_value(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+class PromQL:
+    """A Prometheus server's instant queries (GET /api/v1/query)."""
+
+    def __init__(self, url: str, timeout: float = 3.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def query(self, promql: str) -> list[tuple[dict[str, str], float]]:
+        """The instant vector's samples as (labels, value)."""
+        try:
+            r = self.session.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=self.timeout)
+            body = r.json()
+        except (requests.RequestException, ValueError) as e:
+            raise PlatformError(f"--prometheus {self.url}: no answer to a query ({e}); check that Prometheus runs "
+                                "there") from None
+        if r.status_code != 200 or body.get("status") != "success":
+            raise PlatformError(f"--prometheus {self.url}: query {promql!r} failed: "
+                                f"{body.get('error') or r.status_code}")
+        data = body.get("data") or {}
+        if data.get("resultType") != "vector":
+            raise PlatformError(f"--prometheus {self.url}: query {promql!r} gave a {data.get('resultType')}, "
+                                "not an instant vector")
+        return [(dict(s.get("metric") or {}), float(s["value"][1])) for s in data.get("result") or []]
+
+    def check(self) -> None:
+        """Refuse a URL where no Prometheus answers, at `up`, rather than at the first window."""
+        self.query("vector(1)")
+
+    def requests_by_pod(self, namespace: str, pods: list[str]) -> dict[str, Counts]:
+        """Each pod's cumulative requests by status, summed over routes and methods as parse_requests does."""
+        if not pods:
+            return {}
+        where = f'namespace="{_label_value(namespace)}",pod=~"{"|".join(_label_value(p) for p in pods)}"'
+        answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
+        out: dict[str, Counts] = {p: ({} if p in answered else None) for p in pods}
+        sums: dict[str, dict[str, float]] = defaultdict(dict)
+        for m, v in self.query(f"sum by (pod, status) ({REQUESTS_METRIC}{{{where}}})"):
+            sums[m.get("pod", "")][m.get("status", "unknown")] = v
+        for pod, by_status in sums.items():
+            if out.get(pod) is not None:
+                out[pod] = by_status
+        return out

@@ -34,6 +34,7 @@ class Record:
     images: dict[str, str]  # service -> image reference as deployed by up (created mode)
     since: float
     loader: str = ""  # the command that hands a built image to the cluster ("" when it pulls from a registry)
+    prometheus: str = ""  # the Prometheus whose PromQL gives the request counters ("": the API server's pod proxy)
 
     @property
     def target(self) -> ClusterTarget:
@@ -56,10 +57,10 @@ class Ownership:
         return Record(**data)
 
     def write(self, target: ClusterTarget, app: str, mode: str, uid: str, images: dict[str, str],
-              loader: str = "") -> Record:
+              loader: str = "", prometheus: str = "") -> Record:
         rec = Record(app=app, mode=mode, namespace_uid=uid, kubeconfig=target.kubeconfig, context=target.context,
                      server=target.server, namespace=target.namespace, images=dict(images), since=time.time(),
-                     loader=loader)
+                     loader=loader, prometheus=prometheus)
         self.base.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(asdict(rec), indent=2, sort_keys=True) + "\n")
         return rec

@@ -14,7 +14,9 @@ Kubernetes specifics of the protocol:
   `rollout` to a build that never gets ready is undone and raises NotReady.
 * Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
   port-forward to the Service's ready pods (forward.py); request counts come from each pod's
-  /metrics through the API server's pod proxy.
+  /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
+* Direct actions are carried out in the target pods by a node agent DaemonSet in a namespace of
+  its own (actions.py, agent/); `down` stops them and deletes that namespace too.
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
-from faultkit.platforms.kubernetes import apply, objects, settings
+from faultkit.platforms.kubernetes import apply, objects, settings, sites
+from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
+from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_logs
-from faultkit.platforms.kubernetes.metrics import pod_requests
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -52,7 +56,7 @@ class KubernetesPlatform:
 
     def __init__(self, workspace: Workspace, kubeconfig: str | None = None, context: str | None = None,
                  namespace: str | None = None, adopt: str | None = None, loader: str | None = None,
-                 app: str | None = None) -> None:
+                 app: str | None = None, prometheus: str | None = None) -> None:
         self.workspace = workspace
         self.owner = Ownership(workspace.state_dir)
         rec = self.owner.read()
@@ -62,6 +66,7 @@ class KubernetesPlatform:
         loader = rec.loader if rec and rec.loader else loader
         self.loader_text = loader or ""
         self.loader = shlex.split(loader) if loader else None
+        self.prometheus_url = prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
 
@@ -73,25 +78,32 @@ class KubernetesPlatform:
                                 "run `faultkit down --platform kubernetes` first")
         desc = load_app(self.workspace, app)
         self.conn.check()
+        if self.prometheus_url:
+            PromQL(self.prometheus_url).check()
         ns = Namespaces(self.conn)
         if self.adopt_arg:
             uid = ns.uid(self.adopt_arg)
             if uid is None:
                 raise PlatformError(f"--adopt {self.adopt_arg}: no such namespace on {self.conn.server}")
-            self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text)
+            self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text,
+                             self.prometheus_url)
             return
         name = self.namespace_arg or app
+        site_plan = sites.plan(desc, name)  # two sites: a namespace each; faults go to the active one
+        if site_plan:
+            name = site_plan.namespaces[site_plan.active]
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
         uid = ns.create(name)
-        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text)
+        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text, self.prometheus_url)
         try:
-            objs = apply.render(desc, name, images, self.workspace.root)
-            if replicas > 1:
-                for o in objs:
-                    if o["kind"] == "Deployment":
-                        o["spec"]["replicas"] = replicas
+            if site_plan:
+                sites.write(self, site_plan)
+            objs = sites.scaled(apply.render(desc, name, images, self.workspace.root), replicas)
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
+            # the other sites are applied before waiting, so every site rolls out at once
+            others = sites.apply_others(self, desc, site_plan, images, replicas) if site_plan else []
             self._wait_all(desc, name, objs, timeout)
+            sites.wait_others(self, desc, others, timeout)
         except BaseException:
             self.down()
             raise
@@ -120,6 +132,8 @@ class KubernetesPlatform:
             self._forwards.close()
         if rec is None:
             return
+        self._retire_actions(rec)
+        sites.down_others(self)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
         self.owner.remove()
@@ -134,7 +148,11 @@ class KubernetesPlatform:
     def target(self) -> dict[str, str]:
         rec = self.owner.require()
         return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
-                "namespace_uid": rec.namespace_uid}
+                "namespace_uid": rec.namespace_uid, **sites.target_fields(self)}
+
+    def other_sites(self) -> dict[str, KubernetesPlatform]:
+        """A two-site app's other sites (observed by the validator, never changed), by site name."""
+        return sites.others(self)
 
     def record(self) -> Record:
         """The app instance's record: where it runs (cluster, context, namespace) and whether faultkit created it."""
@@ -202,12 +220,20 @@ class KubernetesPlatform:
         return self._forwards.url((service, number), ready_pods)
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
-        """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy."""
+        """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy or,
+        when up was given --prometheus, PromQL."""
         spec = self.descriptor.service(service)
         port = spec.ports[0].port if spec.ports else 80
         ns = self.owner.require().namespace
-        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port)
-                for inst, p in sorted(self._slot_pods(service).items())}
+        slots = sorted(self._slot_pods(service).items())
+        if self.prometheus_url:
+            by_pod = self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots])
+            return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
+        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port) for inst, p in slots}
+
+    @cached_property
+    def promql(self) -> PromQL:
+        return PromQL(self.prometheus_url)
 
     # -- builds and rollouts ----------------------------------------------------------------
     def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:
@@ -277,19 +303,45 @@ class KubernetesPlatform:
             raise api_error(f"read logs of {service}", e) from None
         return sorted(out, key=lambda r: r.ts)
 
-    # -- direct interventions ---------------------------------------------------------------
+    # -- direct interventions (actions.py, by the node agent of agent/) -----------------------
+    def _pod_actions(self, rec: Record | None = None) -> PodActions:
+        agent = NodeAgent(self.conn, self.cluster_images, rec or self.record(), self.owner.base)
+        return PodActions(agent, self.owner.base / "actions.json")
+
     def actions(self) -> frozenset[str]:
-        return frozenset()
+        """What this platform carries out. Asked while up, it starts the node agent: the answer is then
+        about this cluster (an agent that cannot run is an error saying why), and the first action
+        does not wait for the agent inside its window."""
+        if self.is_up():
+            self._pod_actions().agent.ensure()
+        return SUPPORTED
 
     def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
-        raise errors.Unsupported(f"action {action!r}: the kubernetes platform carries out no direct actions yet; "
-                                 "use --platform local")
+        check_supported(action)
+        spec = self.descriptor.service(service)
+        slots = self._slot_pods(service)
+        targets = [target_of(i, slots[i], spec.containers[0], tuple(p.port for p in spec.ports))
+                   for i in chosen(slots, action, dict(params), mode)]
+        return self._pod_actions().start(action, service, targets, dict(params))
 
     def stop_action(self, handle: str) -> None:
-        raise errors.InputError(f"no running action {handle!r} on the kubernetes platform")
+        self._pod_actions().stop(handle)
 
     def active_actions(self) -> list[str]:
-        return []
+        return self._pod_actions().handles() if self.is_up() else []
+
+    def _retire_actions(self, rec: Record) -> None:
+        """Before `down`: stop every action and delete the agent's namespace. In a namespace faultkit
+        created, deleting the pods takes whatever an action left there with them, so a failing stop
+        does not keep the app up; in an adopted one it does."""
+        acts = self._pod_actions(rec)
+        try:
+            acts.stop_all()
+        except errors.PlatformError:
+            if rec.mode != CREATED:
+                raise
+        acts.agent.remove()
+        acts.path.unlink(missing_ok=True)
 
     def kill(self, service: str, instance: str | None = None) -> str:
         """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart."""

@@ -63,11 +63,12 @@ def patch(conn: Connection, namespace: str, workload: str, container: str, path:
     dep = objects.deployment(conn, namespace, name)
     i, old = _container(dep, container)
     new = manifests.set_field(old, path, value)
-    if new == old:
-        return
-    ops = [{"op": "test", "path": f"/spec/template/spec/containers/{i}", "value": old},
-           {"op": "replace", "path": f"/spec/template/spec/containers/{i}", "value": new}]
-    _json_patch(conn, "deployment", namespace, name, ops, manager)
+    if new != old:
+        ops = [{"op": "test", "path": f"/spec/template/spec/containers/{i}", "value": old},
+               {"op": "replace", "path": f"/spec/template/spec/containers/{i}", "value": new}]
+        _json_patch(conn, "deployment", namespace, name, ops, manager)
+    # the value may already be set by a run killed while its rollout went on (recover replays the undo):
+    # it is in force only once that rollout is complete too, so wait either way
     p = wait_rollout(conn, namespace, name, container, None, timeout)
     if not p.done:
         stopped = _stop_old_replicas(conn, namespace, name)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import requests
 
+from faultkit.errors import Unsupported
 from faultkit.platforms.base import Platform
 
 
@@ -68,3 +69,26 @@ def test_kill_restarts_the_same_instance(platform: Platform) -> None:
     after = _wait(lambda: [i for i in platform.instances("shipping") if i.ready and i.restarts > before.restarts],
                   120, "shipping restarted and ready")
     assert after[0].id == before.id and after[0].restarts == before.restarts + 1
+
+
+SIX = {"instance-kill", "instance-failure", "cpu-stress", "memory-stress", "network-delay", "network-loss"}
+
+
+@pytest.mark.parametrize("action, params", [("cpu-stress", {"workers": 1}), ("network-delay", {"ms": 50}),
+                                            ("instance-failure", {})])
+def test_an_action_is_in_force_under_its_handle_until_stopped(platform: Platform, action: str,
+                                                              params: dict[str, object]) -> None:
+    assert SIX <= platform.actions()
+    handle = platform.start_action(action, "email", params, "all")
+    try:
+        assert handle in platform.active_actions()
+    finally:
+        platform.stop_action(handle)
+    assert handle not in platform.active_actions()
+    _wait(lambda: platform.ready("email"), 60, "email ready after the action stopped")
+
+
+def test_an_action_the_platform_cannot_carry_out_is_refused(platform: Platform) -> None:
+    with pytest.raises(Unsupported, match="dns-error"):
+        platform.start_action("dns-error", "email", {})
+    assert platform.active_actions() == []

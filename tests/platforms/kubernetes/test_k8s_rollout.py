@@ -73,12 +73,18 @@ def test_rollout_completes_only_when_no_old_replica_serves(shop: KubernetesPlatf
     assert [i.build for i in shop.instances("productcatalog")] == [first]
 
 
-@pytest.fixture()
-def never_ready(shop: KubernetesPlatform) -> Any:
-    """An image of shipping whose service sleeps instead of listening: it starts, never gets ready."""
+NEVER_READY = {
+    "sleeps": "import time; time.sleep(3600)",  # starts, never listens: the readiness probe never passes
+    "exits": "import sys; sys.exit(3)",  # the process exits at once: the container crash-loops
+}
+
+
+@pytest.fixture(params=sorted(NEVER_READY))
+def never_ready(shop: KubernetesPlatform, request: pytest.FixtureRequest) -> Any:
+    """An image of shipping whose service never becomes ready, one way or the other."""
     engine = docker.from_env()
     base = shop.builds("shipping")[-1]
-    dockerfile = f"FROM {base.location}\nRUN echo 'import time; time.sleep(3600)' > /app/main.py\n"
+    dockerfile = f"FROM {base.location}\nRUN echo '{NEVER_READY[request.param]}' > /app/main.py\n"
     image, _ = engine.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag="minishop/shipping:1.0.0-rc2",
                                    rm=True)
     try:

@@ -146,16 +146,18 @@ class App:
                 body = self.rfile.read(length) if length > 0 else b""
                 req = Request(self.command, self.path, self.headers, body)
                 route, resp = app.dispatch(req)
+                # Counted once the answer is decided, before it is written: a caller that hung up
+                # (its timeout) makes the write fail, and its 5xx must still be counted.
+                if route not in _UNCOUNTED:
+                    labels = (app.service, route)
+                    app.requests.labels(*labels, self.command, str(resp.status)).inc()
+                    app.duration.labels(*labels).observe(time.monotonic() - start)
                 self.send_response(resp.status)
                 self.send_header("Content-Type", resp.content_type)
                 self.send_header("Content-Length", str(len(resp.body)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(resp.body)
-                if route not in _UNCOUNTED:
-                    labels = (app.service, route)
-                    app.requests.labels(*labels, self.command, str(resp.status)).inc()
-                    app.duration.labels(*labels).observe(time.monotonic() - start)
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
 

@@ -1,0 +1,113 @@
+"""The symptom-probe rules, by the rules version a bundle was sealed under.
+
+v2 (the shipped bundles): four probes a window; the probe must fail at least once in the after
+window and not at all in the second half of the recovery window.
+
+v3: the probe runs on its own clock (observe/probing.py) and the rule measures it. The benchmark
+credits a repair when the probe "returns to healthy and remains healthy", so a probe that passes
+part of the time during the fault would credit repairs never made. So:
+
+- probe-detects-fault: past the after window's settling time (its first quarter), at least
+  PROBE_MIN_ATTEMPTS attempts, of which at least FAIL_SHARE (90%) failed. Why 20 and 90%: a probe
+  that fails at random half the time meets 18 of 20 with probability 211/2^20 (about 2e-4) in one
+  cycle, and the protocol's two counted cycles square that; with 10 attempts it would be 1%.
+- probe-healthy-before: at most HEALTHY_MAX_FAIL_SHARE (5%) of the before window's attempts failed
+  (the symptom must not be there already; one timeout on a shared machine is not a symptom).
+- recovery-probe-healthy: the same bound over the second half of the recovery window.
+"""
+
+from __future__ import annotations
+
+from faultkit.observe.probing import PROBE_MIN_ATTEMPTS, SETTLE_FRACTION
+from faultkit.observe.window import ProbeAttempt, Window
+from faultkit.validators import screening as sc
+from faultkit.validators.screening import Rule
+
+FAIL_SHARE = 0.9
+HEALTHY_MAX_FAIL_SHARE = 0.05
+
+
+def detects(version: int, before: Window, after: Window) -> list[Rule]:
+    return _detects_v2(before, after) if version < 3 else _detects_v3(before, after)
+
+
+def recovered(version: int, recovery: Window) -> list[Rule]:
+    return _recovered_v2(recovery) if version < 3 else _recovered_v3(recovery)
+
+
+def _detects_v2(before: Window, after: Window) -> list[Rule]:
+    failed_before, n_before = sc.probe_failures(before)
+    failed_after, n_after = sc.probe_failures(after)
+    if not n_before and not n_after:
+        return []
+    return [
+        Rule(
+            "probe-detects-fault",
+            failed_after >= 1,
+            f"{failed_after}/{n_after} failed",
+            ">= 1 failure",
+            f"symptom probe failed {failed_before}/{n_before} before",
+        )
+    ]
+
+
+def _recovered_v2(recovery: Window) -> list[Rule]:
+    failed, total = sc.probe_failures({"samples": recovery["samples"][len(recovery["samples"]) // 2 :]})
+    if not total:
+        return []
+    return [Rule("recovery-probe-healthy", failed == 0, f"{failed}/{total} failed", "0 failures",
+                 "symptom probe over the second half of the recovery window")]
+
+
+def attempts_since(window: Window, fraction: float) -> list[ProbeAttempt]:
+    """The window's probe attempts that started after `fraction` of its length."""
+    since = window["start"] + fraction * window["window_s"]
+    return [a for a in window.get("probes", []) if a["t"] >= since]
+
+
+def tally(attempts: list[ProbeAttempt]) -> tuple[int, int]:
+    """(failed, attempts)."""
+    return sum(1 for a in attempts if not a["ok"]), len(attempts)
+
+
+def _share(failed: int, total: int) -> str:
+    return f"{failed}/{total} failed ({failed / total:.0%})" if total else "0 attempts"
+
+
+def healthy(failed: int, total: int) -> bool:
+    return total > 0 and failed <= HEALTHY_MAX_FAIL_SHARE * total
+
+
+def _detects_v3(before: Window, after: Window) -> list[Rule]:
+    if "probes" not in after and "probes" not in before:
+        return []  # an entry without a probe (none in this catalog): nothing to measure
+    failed_b, n_b = tally(attempts_since(before, 0.0))
+    failed_a, n_a = tally(attempts_since(after, SETTLE_FRACTION))
+    slow = sum(1 for a in attempts_since(after, SETTLE_FRACTION) if a.get("slow"))
+    return [
+        Rule(
+            "probe-healthy-before",
+            healthy(failed_b, n_b),
+            _share(failed_b, n_b),
+            f"<= {HEALTHY_MAX_FAIL_SHARE:.0%} failed",
+            "symptom probe over the before window",
+        ),
+        Rule(
+            "probe-detects-fault",
+            n_a >= PROBE_MIN_ATTEMPTS and failed_a >= FAIL_SHARE * n_a,
+            _share(failed_a, n_a),
+            f">= {FAIL_SHARE:.0%} failed of >= {PROBE_MIN_ATTEMPTS} attempts",
+            f"symptom probe after the first {SETTLE_FRACTION:.0%} of the after window (settling), "
+            f"every {after.get('probe_period_s', 0):g}s; {slow} too slow"
+            + ("" if n_a >= PROBE_MIN_ATTEMPTS else "; too few attempts to judge: use a longer window"),
+        ),
+    ]
+
+
+def _recovered_v3(recovery: Window) -> list[Rule]:
+    if "probes" not in recovery:
+        return []
+    failed, total = tally(attempts_since(recovery, 0.5))
+    return [Rule("recovery-probe-healthy", healthy(failed, total), _share(failed, total),
+                 f"<= {HEALTHY_MAX_FAIL_SHARE:.0%} failed",
+                 "symptom probe over the second half of the recovery window")]
