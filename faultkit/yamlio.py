@@ -5,38 +5,28 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from faultkit.errors import InputError
 from faultkit.safeio import read_bytes
+from faultkit.yamlevents import FAST_LOADER, MAX_DEPTH, MAX_NODES, check_events, walk, yaml_error
 
 # A catalog entry is a few kilobytes; anything this large is a mistake, not an entry.
 MAX_BYTES = 1024 * 1024
-# Deeper than any entry, descriptor or bundle, far shallower than the C stack or Python's recursion limit.
-MAX_DEPTH = 64
-# Values in one document once aliases are expanded: a billion laughs stops here, in milliseconds.
-MAX_NODES = 200_000
 MAX_INT = 2**63 - 1
-# plain scalars YAML 1.1 would read as integers too long for 64 bits (Python refuses beyond 4,300 digits)
-_LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{65,}|0[oO]?[0-7_]{23,})")
 
 Pointer = tuple[str | int, ...]
 
-# libyaml's parser where it is installed: lint reads a thousand entries in well under a second. The
-# type checker sees SafeLoader, whose interface the C loader has.
-if TYPE_CHECKING:
-    _FAST_LOADER = yaml.SafeLoader
-else:
-    _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_INT", "MAX_NODES", "Located", "Pointer", "atomic_write", "canonical_json",
+           "check_events", "check_plain", "decode", "dump_yaml", "load_located", "load_text", "load_yaml", "read_text"]
 
 
-class _DupLoader(_FAST_LOADER):
+class _DupLoader(FAST_LOADER):
     """Notes keys spelt twice in one mapping (PyYAML silently keeps the later one)."""
 
     def __init__(self, stream: str) -> None:
@@ -63,7 +53,7 @@ class Located:
         self._dups: tuple[tuple[Pointer, int], ...] | None = None if has_duplicates else ()
 
     def _compose(self) -> tuple[dict[Pointer, int], tuple[tuple[Pointer, int], ...]]:
-        node = yaml.compose(self._text or "", Loader=_FAST_LOADER)
+        node = yaml.compose(self._text or "", Loader=FAST_LOADER)
         lines: dict[Pointer, int] = {(): 1}
         dups: list[tuple[Pointer, int]] = []
         if node is not None:
@@ -92,84 +82,17 @@ class Located:
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     """The file's text (read_bytes, then UTF-8 without NUL), or an InputError naming what is wrong."""
-    raw = read_bytes(path, max_bytes)
+    return decode(read_bytes(path, max_bytes), path)
+
+
+def decode(raw: bytes, path: Path) -> str:
+    """Bytes read from `path` as UTF-8 text without NUL, or an InputError naming what is wrong."""
     if b"\0" in raw:
         raise InputError(f"{path}: is a binary file, expected UTF-8 text")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: byte {e.start} is not UTF-8; save the file as UTF-8") from None
-
-
-def check_events(text: str, where: str) -> None:
-    """Refuse, before anything is built, YAML that would exhaust the stack or the memory.
-
-    libyaml's event parser keeps its own heap stacks, so walking its events is safe and cheap (a
-    third of a load) even where composing would crash: nesting beyond MAX_DEPTH (100,000 brackets
-    segfault the C composer), aliases expanding beyond MAX_NODES (a billion laughs), and `<<`
-    merge keys (which splice values in where no line says so).
-    """
-    depth = 0
-    nodes = 0
-    sizes: dict[str, int] = {}
-    # per open collection: [nodes inside it, anchor, is-mapping, next scalar is a key]
-    stack: list[list[Any]] = []
-    try:
-        for ev in yaml.parse(text, Loader=_FAST_LOADER):
-            if isinstance(ev, yaml.DocumentStartEvent):  # limits and anchors are per document
-                nodes, sizes = 0, {}
-            if isinstance(ev, yaml.CollectionStartEvent | yaml.ScalarEvent | yaml.AliasEvent):
-                key_pos = bool(stack) and stack[-1][2] and stack[-1][3]
-                if stack and stack[-1][2]:
-                    stack[-1][3] = not stack[-1][3]
-                if isinstance(ev, yaml.AliasEvent):
-                    grow = sizes.get(ev.anchor or "", 1)
-                elif isinstance(ev, yaml.ScalarEvent):
-                    grow = 1
-                    merge = ev.value == "<<" and not ev.style and ev.tag in (None, "tag:yaml.org,2002:merge")
-                    if key_pos and merge:
-                        raise _Refused(ev, "a '<<' merge key; write the values out in full")
-                    if not ev.style and _LONG_INT.fullmatch(ev.value):
-                        raise _Refused(ev, "an integer beyond 64 bits; write a smaller number")
-                    if ev.anchor:
-                        sizes[ev.anchor] = 1
-                else:
-                    depth += 1
-                    if depth > MAX_DEPTH:
-                        raise _Refused(ev, f"nesting deeper than {MAX_DEPTH} levels")
-                    stack.append([1, ev.anchor, isinstance(ev, yaml.MappingStartEvent), True])
-                    continue
-                nodes += grow
-                if stack:
-                    stack[-1][0] += grow
-                if nodes > MAX_NODES:
-                    raise _Refused(ev, f"more than {MAX_NODES} values once aliases are expanded")
-            elif isinstance(ev, yaml.CollectionEndEvent):
-                depth -= 1
-                size, anchor, _, _ = stack.pop()
-                if anchor:
-                    sizes[anchor] = size
-                nodes += 1
-                if stack:
-                    stack[-1][0] += size
-    except _Refused as e:
-        raise InputError(f"{where}:{e.line}: refused: {e.problem}") from None
-    except yaml.YAMLError as e:
-        raise _yaml_error(e, where) from None
-
-
-class _Refused(Exception):
-    def __init__(self, event: yaml.Event, problem: str) -> None:
-        super().__init__(problem)
-        self.line = event.start_mark.line + 1 if event.start_mark else 1
-        self.problem = problem
-
-
-def _yaml_error(e: yaml.YAMLError, where: str) -> InputError:
-    mark = getattr(e, "problem_mark", None)
-    at = f"{where}:{mark.line + 1}" if mark else where
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    return InputError(f"{at}: malformed YAML: {problem}")
 
 
 def check_plain(data: Any, where: str, line: Callable[[Pointer], int] = lambda _: 1) -> None:
@@ -204,19 +127,28 @@ def _plain_problem(value: Any) -> str | None:
 
 def load_located(path: Path, max_bytes: int = MAX_BYTES) -> Located:
     """Parse one YAML document; errors name the file and line."""
-    text = read_text(path, max_bytes)
-    check_events(text, str(path))
-    loader = _DupLoader(text)
+    return load_text(read_text(path, max_bytes), path)
+
+
+def load_text(text: str, path: Path) -> Located:
+    """load_located of text already read from `path` (lint reads each entry once, for its digest too)."""
+    docs = walk(text, str(path))  # the limits first; the plain values in the same pass
+    if docs is not None and len(docs) <= 1:
+        located = Located(docs[0].data, text, docs[0].duplicates) if docs else Located(None, text)
+        if docs and not docs[0].plain:  # built from plain scalars: only a key or a number can be refused
+            check_plain(located.data, str(path), located.line)
+        return located
+    loader = _DupLoader(text)  # a value beyond plain data, or two documents: PyYAML builds it or says why not
     try:
         data = loader.get_single_data()
     except yaml.YAMLError as e:
-        raise _yaml_error(e, str(path)) from None
+        raise yaml_error(e, str(path)) from None
     except (ValueError, OverflowError) as e:  # a value PyYAML's constructors cannot build
         raise InputError(f"{path}: a value cannot be read ({e}); write plain strings and numbers") from None
     finally:
         loader.dispose()
     located = Located(data, text, bool(loader.duplicates))
-    check_plain(data, str(path), located.line)
+    check_plain(located.data, str(path), located.line)
     return located
 
 

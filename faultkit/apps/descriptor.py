@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
 from faultkit.workspace import Workspace
-from faultkit.yamlio import load_located
+from faultkit.yamlio import Pointer, load_located
 
 
 @dataclass(frozen=True)
@@ -163,12 +164,21 @@ def load_app(workspace: Workspace, name: str) -> AppDescriptor:
 
 
 def load_descriptor(path: Path) -> AppDescriptor:
+    return load_descriptor_data(path)[0]
+
+
+def load_descriptor_data(path: Path) -> tuple[AppDescriptor, dict[str, Any]]:
+    """The descriptor and the checked data it was made from (lint keeps that data in its cache)."""
     located = load_located(path)
     problems = check_document(located, "app")
     if problems:
         first = problems[0]
         raise InputError(f"{path}:{first.line}: {first.path}: {first.message}")
-    d = located.data
+    return descriptor_from_data(path, located.data, located.line), located.data
+
+
+def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer], int] = lambda _: 1) -> AppDescriptor:
+    """The descriptor made from data that passed the app schema; `line` finds a value's line for errors."""
     root = path.parent
     services = tuple(
         ServiceSpec(
@@ -203,7 +213,7 @@ def load_descriptor(path: Path) -> AppDescriptor:
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
     )
-    _check_references(app, path, located)
+    _check_references(app, path, line)
     return app
 
 
@@ -222,21 +232,21 @@ def _base_image(value: str | dict | None) -> BaseImage:
     return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
 
 
-def _check_references(app: AppDescriptor, path: Path, located) -> None:
+def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:
     names = app.service_names
     for i, (a, b) in enumerate(app.edges):
         for end in (a, b):
             if end not in names:
-                line = located.line(("edges", i))
+                line = line_of(("edges", i))
                 raise InputError(
                     f"{path}:{line}: edges[{i}]: {end!r} is not a service of {app.name}{suggest(end, names)}"
                 )
     for key in ("load", "telemetry", "fault_controls"):
         for name in getattr(app, key):
             if name not in names:
-                line = located.line((key,))
+                line = line_of((key,))
                 raise InputError(f"{path}:{line}: {key}: {name!r} is not a service{suggest(name, names)}")
     if app.entry not in names:
         raise InputError(
-            f"{path}:{located.line(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"
+            f"{path}:{line_of(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"
         )

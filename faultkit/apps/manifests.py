@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from faultkit.errors import InputError
-from faultkit.yamlio import check_events, read_text
+from faultkit.yamlevents import walk
+from faultkit.yamlio import read_text
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -40,25 +41,32 @@ def load_manifests(folder: Path) -> list[Doc]:
 
 def load_manifest_file(path: Path) -> list[Doc]:
     text = read_text(path, max_bytes=16 * 1024 * 1024)
-    check_events(text, str(path))  # alias bombs and deep nesting, before the pure-Python composer sees them
+    # alias bombs and deep nesting are refused on the events, and plain data is built in that pass
+    built = walk(text, str(path))
     docs: list[Doc] = []
+    for body, line in _documents(text, path) if built is None else ((d.data, d.line) for d in built):
+        if isinstance(body, dict) and body.get("kind"):
+            problem = shape_problem(body, SHAPE)
+            if problem:
+                raise InputError(f"{path}:{line}: {problem}; is this a Kubernetes manifest?")
+            metadata = body.get("metadata")
+            name = str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
+            docs.append(Doc(str(body["kind"]), name, body, path, line))
+    return docs
+
+
+def _documents(text: str, path: Path) -> list[tuple[Any, int]]:
+    """Each document and its line, as PyYAML builds them: for values beyond plain data (tags)."""
+    out = []
     try:
         for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
-            if node is None:
-                continue
-            body = yaml.SafeLoader("").construct_document(node)
-            if isinstance(body, dict) and body.get("kind"):
-                problem = shape_problem(body, SHAPE)
-                if problem:
-                    raise InputError(f"{path}:{node.start_mark.line + 1}: {problem}; is this a Kubernetes manifest?")
-                metadata = body.get("metadata")
-                name = str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
-                docs.append(Doc(str(body["kind"]), name, body, path, node.start_mark.line + 1))
+            if node is not None:
+                out.append((yaml.SafeLoader("").construct_document(node), node.start_mark.line + 1))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise InputError(f"{where}: malformed YAML: {getattr(e, 'problem', None) or e}") from None
-    return docs
+    return out
 
 
 # The parts of a Kubernetes object faultkit reads, with the type each must have where present: a

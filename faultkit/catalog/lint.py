@@ -9,13 +9,16 @@ from the facts of every file, so a one-file change re-reads one file.
 from __future__ import annotations
 
 import importlib
+import os
+import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from faultkit.catalog.lint_cache import FileLint, Pack, Store, environment, file_digest, file_key
+from faultkit.catalog.lint_cache import FileLint, Pack, Store, digest, environment, file_digest, key_of, stat_of
 from faultkit.catalog.rules.files import discover, display
 from faultkit.catalog.rules.invariants import CATALOG_RULES
 from faultkit.catalog.rules.records import CatalogRule, Facts, Finding, Loaded
@@ -77,11 +80,11 @@ def evidence_sources(rules: Iterable[Callable[..., Any] | str]) -> list[Path]:
     return sorted(p for folder in folders if folder.name for p in folder.glob("*.py"))
 
 
-def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
+def load_entry_file(path: Path, workspace: Workspace, content: bytes | None = None) -> tuple[Loaded, list[Finding]]:
     """One file loaded and checked against the entry schema (see rules/schema.py)."""
     from faultkit.catalog.rules.schema import load_entry_file as load
 
-    return load(path, workspace)
+    return load(path, workspace, content)
 
 
 @dataclass(frozen=True)
@@ -126,15 +129,28 @@ class Linter:
         if self.pack is None:
             return name, self._fresh(path)
         try:
+            st = os.stat(path)
+        except OSError:
+            return name, self._fresh(path)  # missing or unreadable: the loader says so, nothing to cache
+        status = stat_of(st)
+        known = self.pack.known_digest(name, status) if stat.S_ISREG(st.st_mode) else None
+        if known is not None:  # a settled file with the very status it had when it was read: not read again
+            hit = self.pack.get(key_of(self.pack.env, name, known))
+            if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
+                self.cached += 1
+                return name, hit
+        try:
             content = read_bytes(path)  # never a FIFO or a device: those would hang the read
         except FaultkitError:
-            return name, self._fresh(path)  # missing, a folder, not regular: the loader says so, nothing to cache
-        key = file_key(self.pack.env, name, content)
+            return name, self._fresh(path)  # a folder, not regular, too large: the loader says so
+        content_digest = digest(content)
+        self.pack.remember(name, status, content_digest, time.time_ns())
+        key = key_of(self.pack.env, name, content_digest)
         hit = self.pack.get(key)
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
             self.cached += 1
             return name, hit
-        fresh = self._fresh(path)
+        fresh = self._fresh(path, content)
         self.pack.put(key, fresh)
         return name, fresh
 
@@ -159,15 +175,16 @@ class Linter:
         if self._ctx is None:
             from faultkit.catalog.rules.context import Context
 
-            self._ctx = Context(self.workspace, self.pack.store if self.pack else None)
+            self._ctx = Context(self.workspace, self.pack.store if self.pack else None,
+                                self.pack.env if self.pack else "")
             evidence = [_named(r) if isinstance(r, str) else r for r in EVIDENCE_RULES]
             self._entry_rules = [*(rule(n) for n in ENTRY_RULES), *evidence]
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
 
-    def _fresh(self, path: Path) -> FileLint:
+    def _fresh(self, path: Path, content: bytes | None = None) -> FileLint:
         ctx = self._context()
-        item, findings = load_entry_file(path, self.workspace)
+        item, findings = load_entry_file(path, self.workspace, content)
         for file_rule in self._file_rules:
             findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:

@@ -81,6 +81,7 @@ def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Pa
     part("format", FORMAT.encode())
     part("version", faultkit.__version__.encode())
     part("schema", entry_schema())
+    part("schema:app", resources.files("faultkit.schemas").joinpath("app.schema.json").read_bytes())
     part("rules", " ".join(rules).encode())
     package = Path(faultkit.__file__).parent
     for src in sorted({*(package / s for s in _SOURCES), *sources}):
@@ -137,7 +138,21 @@ def _bytes(path: Path) -> bytes:
 
 
 def file_key(env: str, name: str, content: bytes) -> str:
-    return digest(f"{env}\0{name}\0{digest(content)}".encode())
+    return key_of(env, name, digest(content))
+
+
+def key_of(env: str, name: str, content_digest: str) -> str:
+    return digest(f"{env}\0{name}\0{content_digest}".encode())
+
+
+# A file whose status changed this recently may change again within the same clock tick without its
+# status showing it, so its digest is remembered only once it is older than this (git's "racy clean").
+SETTLED_NS = 2_000_000_000
+
+
+def stat_of(st: os.stat_result) -> list[int]:
+    """What tells one version of a file from another without reading it: any write moves ctime."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 class Store:
@@ -154,18 +169,22 @@ class Store:
     def pack(self, env: str) -> Pack:
         path = self._path(env)
         stamp = _stamp(path)
-        return Pack(self, env, self._read(path), stamp)
+        body = self._body(path)
+        return Pack(self, env, body.get("results", {}), stamp, body.get("stats", {}))
 
     def _path(self, env: str) -> Path:
         return self.directory / f"lint-{env[:32]}.json"
 
     @staticmethod
-    def _read(path: Path) -> dict[str, dict[str, Any]]:
+    def _body(path: Path) -> dict[str, Any]:
         try:
             data = json.loads(path.read_bytes())
         except (OSError, ValueError):
             return {}  # no pack yet, or one a crash left unreadable: both are only misses
-        return data["results"] if isinstance(data, dict) and data.get("format") == FORMAT else {}
+        ok = isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("results"), dict)
+        if ok and not isinstance(data.get("stats", {}), dict):
+            data["stats"] = {}
+        return data if ok else {}
 
     def read_json(self, name: str) -> Any:
         """A side file of the cache (parsed manifests), or None when absent or unreadable."""
@@ -182,9 +201,10 @@ class Store:
             pass  # only a miss next time
 
     def write(self, env: str, new: Mapping[str, dict[str, Any]], used: set[str],
-              known: tuple[dict[str, dict[str, Any]], tuple[int, ...] | None] = ({}, None)) -> None:
-        """Merge `new` into the pack under the lock; drop results this run did not use once
-        stale ones outnumber the live ones (old versions of edited files)."""
+              known: tuple[dict[str, Any], tuple[int, ...] | None] = ({}, None),
+              stats: Mapping[str, list[Any]] | None = None) -> None:
+        """Merge `new` results (and file statuses) into the pack under the lock; drop results this run
+        did not use once stale ones outnumber the live ones (old versions of edited files)."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             ignore = self.directory / ".gitignore"
@@ -194,14 +214,15 @@ class Store:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 path = self._path(env)
                 # the pack as this run read it, unless another run has replaced it since
-                base = known[0] if known[1] is not None and _stamp(path) == known[1] else self._read(path)
-                results = {**base, **new}
+                base = known[0] if known[1] is not None and _stamp(path) == known[1] else self._body(path)
+                results = {**base.get("results", {}), **new}
                 if len(results) > 2 * len(used):
                     results = {k: v for k, v in results.items() if k in used}
-                body = {"format": FORMAT, "environment": env, "results": results}
+                body = {"format": FORMAT, "environment": env, "results": results,
+                        "stats": {**base.get("stats", {}), **(stats or {})}}
                 _write(path, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
-                for other in self.directory.glob("lint-*.json"):
-                    if other != path:
+                for other in [*self.directory.glob("lint-*.json"), *self.directory.glob("app-*.json")]:
+                    if other != path and not other.name.startswith(f"app-{env[:32]}-"):
                         other.unlink(missing_ok=True)  # another environment's: no longer valid
         except OSError:
             pass  # a cache that cannot be written only makes the next run slower
@@ -229,14 +250,19 @@ def _write(path: Path, data: bytes) -> None:
 
 
 class Pack:
-    """The results of one environment, as read at the start of a run, plus this run's new ones."""
+    """The results of one environment, as read at the start of a run, plus this run's new ones.
+
+    It also remembers each settled file's status and content digest, so a warm run stats a file
+    instead of reading and hashing it; a file whose status differs in any way is read afresh."""
 
     def __init__(self, store: Store, env: str, results: dict[str, dict[str, Any]],
-                 stamp: tuple[int, ...] | None = None) -> None:
+                 stamp: tuple[int, ...] | None = None, stats: dict[str, list[Any]] | None = None) -> None:
         self.store, self.env = store, env
         self._results = results
         self._stamp = stamp
+        self._stats = stats or {}
         self._new: dict[str, dict[str, Any]] = {}
+        self._new_stats: dict[str, list[Any]] = {}
         self._used: set[str] = set()
 
     def get(self, key: str) -> FileLint | None:
@@ -254,6 +280,18 @@ class Pack:
         self._new[key] = result.to_json()
         self._used.add(key)
 
+    def known_digest(self, name: str, status: list[int]) -> str | None:
+        """The content digest of `name` when it was last read with exactly this status."""
+        seen = self._stats.get(name)
+        if isinstance(seen, list) and len(seen) == 5 and seen[:4] == status and isinstance(seen[4], str):
+            return seen[4]
+        return None
+
+    def remember(self, name: str, status: list[int], content_digest: str, now_ns: int) -> None:
+        if now_ns - status[3] >= SETTLED_NS and self._stats.get(name) != [*status, content_digest]:
+            self._new_stats[name] = [*status, content_digest]
+
     def save(self) -> None:
-        if self._new:
-            self.store.write(self.env, self._new, self._used, (self._results, self._stamp))
+        if self._new or self._new_stats:
+            body = {"results": self._results, "stats": self._stats}
+            self.store.write(self.env, self._new, self._used, (body, self._stamp), self._new_stats)

@@ -170,20 +170,27 @@ def thaw(value: Any) -> Any:
 
 
 def entry_from_data(d: dict[str, Any]) -> Entry:
-    """Build an Entry from data that already passed the schema."""
-    opt = lambda key, cls: cls(**_kw(d[key], cls)) if d.get(key) is not None else None  # noqa: E731
+    """Build an Entry from data that already passed the schema. The data is frozen once, and each
+    record takes its part of the frozen copy (a cold lint builds a thousand entries)."""
+    raw = _freeze(d)
+    opt = lambda key, cls: cls(**_kw(raw[key], cls)) if raw.get(key) is not None else None  # noqa: E731
     return Entry(
-        id=d["id"], app=d["app"], title=d["title"], mechanism=d["mechanism"], category=d["category"],
-        level=d["level"], target=Target(**_kw(d["target"], Target)), scope=tuple(d["scope"]),
-        artifact=Artifact(**_kw(d["artifact"], Artifact)), probe=Probe(**_kw(d["probe"], Probe)),
-        artifact_check=ArtifactCheck(**_kw(d["artifact_check"], ArtifactCheck)), effect=d["effect"],
-        evidence=Evidence(**_kw(d["evidence"], Evidence)), recovery=d["recovery"],
+        id=raw["id"], app=raw["app"], title=raw["title"], mechanism=raw["mechanism"], category=raw["category"],
+        level=raw["level"], target=Target(**_kw(raw["target"], Target)), scope=tuple(raw["scope"]),
+        artifact=Artifact(**_kw(raw["artifact"], Artifact)), probe=Probe(**_kw(raw["probe"], Probe)),
+        artifact_check=ArtifactCheck(**_kw(raw["artifact_check"], ArtifactCheck)), effect=raw["effect"],
+        evidence=Evidence(**_kw(raw["evidence"], Evidence)), recovery=raw["recovery"],
         code=opt("code", CodeChange), config=opt("config", ConfigChange), direct=opt("direct", DirectAction),
-        log=opt("log", LogSignature), validation=opt("validation", Validation), raw=_freeze(d),
+        log=opt("log", LogSignature), validation=opt("validation", Validation), raw=raw,
     )
 
 
-def _kw(d: dict[str, Any], cls: type) -> dict[str, Any]:
-    """The record's fields; unknown keys are lint warnings, so they must not stop the load."""
-    known = {f.name for f in fields(cls)}
-    return {k: _freeze(v) for k, v in d.items() if k in known}
+_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def _kw(d: MappingProxyType, cls: type) -> dict[str, Any]:
+    """The record's fields (already frozen); unknown keys are lint warnings, so they must not stop the load."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        known = _FIELDS[cls] = frozenset(f.name for f in fields(cls))
+    return {k: v for k, v in d.items() if k in known}

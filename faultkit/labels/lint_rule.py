@@ -14,9 +14,6 @@ from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import safe_path
 from faultkit.catalog.rules.context import Context
 from faultkit.errors import FaultkitError
-from faultkit.labels.catalog_io import stored_labels
-from faultkit.labels.core import app_of, label_bundle
-from faultkit.labels.declared import check_declared
 
 
 def admitting_labels(ctx: Context, e: Entry) -> dict[str, Any] | None:
@@ -28,6 +25,11 @@ def admitting_labels(ctx: Context, e: Entry) -> dict[str, Any] | None:
     folder = safe_path(ctx.workspace.root, v.bundle, "validation.bundle")
     if not folder.is_dir():
         return None
+    # the labelling code (bundles, signatures, windows) only for an entry with an admitting bundle:
+    # a lint of entries without one, the common case, does not load it (issue 20)
+    from faultkit.labels.catalog_io import stored_labels
+    from faultkit.labels.core import app_of, label_bundle
+
     return stored_labels(folder) or label_bundle(folder, app_of(ctx.workspace, folder))
 
 
@@ -39,6 +41,8 @@ def check_declared_evidence(ctx: Context, e: Entry) -> Iterator[tuple[str, str, 
         return
     if labels is None:
         return
+    from faultkit.labels.declared import check_declared
+
     for f in check_declared({"evidence": thaw(e.raw.get("evidence", {}))}, labels):
         yield f.path, f.message, "warning"
 

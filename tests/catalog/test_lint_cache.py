@@ -4,6 +4,7 @@ result depends on invalidates it; two lints at once leave a sound cache."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -157,3 +158,61 @@ def test_the_cache_folder_ignores_itself_and_can_be_elsewhere(catalog, tmp_path)
     assert not (catalog.root / CACHE_DIR).exists()
     assert Store.default(catalog, environ={}).directory == catalog.root / CACHE_DIR
     assert Path(CACHE_DIR).name == ".faultkit_cache"
+
+
+def test_a_settled_file_is_not_read_again_and_any_write_to_it_is_seen(catalog, monkeypatch):
+    """A warm run stats each file and trusts the digest remembered with that exact status (inode,
+    size, mtime, ctime), the way git's index does; a write moves ctime, whatever mtime says."""
+    monkeypatch.setattr(lint_cache, "SETTLED_NS", 0)  # the fixture's files count as settled at once
+    first = lint(catalog, store=store(catalog))
+    reads: list[Path] = []
+    real = lint_module.read_bytes
+    monkeypatch.setattr(lint_module, "read_bytes", lambda p, *a: reads.append(p) or real(p, *a))
+    warm = lint(catalog, store=store(catalog))
+    assert warm.cached == 12 and reads == [] and warm.findings == first.findings
+    path = catalog.catalog_dir / "minishop" / "ms-cart-port-3.yaml"
+    before = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("Cart store address port changed", "Cart store address port chAnged"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime: only ctime moved
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    edited = lint(catalog, store=store(catalog))
+    assert reads == [path] and edited.cached == 11
+    assert any("chAnged" in str(e.title) for e in edited.entries)
+
+
+def test_a_file_changed_lately_is_read_every_time(catalog, monkeypatch):
+    """A file whose ctime is younger than SETTLED_NS could change again within one clock tick unseen:
+    its status is not remembered, so the next run reads it again."""
+    monkeypatch.setattr(lint_cache, "SETTLED_NS", 10**18)  # no file is old enough
+    lint(catalog, store=store(catalog))
+    pack = json.loads(next((catalog.root / CACHE_DIR).glob("lint-*.json")).read_text())
+    assert pack["stats"] == {}
+    monkeypatch.setattr(lint_cache, "SETTLED_NS", 0)
+    assert lint(catalog, store=store(catalog)).cached == 12  # read and hashed, then remembered
+    pack = json.loads(next((catalog.root / CACHE_DIR).glob("lint-*.json")).read_text())
+    assert len(pack["stats"]) == 12
+
+
+def test_the_checked_descriptor_is_kept_so_one_changed_entry_does_not_parse_it(catalog, monkeypatch):
+    from faultkit.catalog.rules import context
+
+    loads: list[Path] = []
+    real = context.load_descriptor_data
+    monkeypatch.setattr(context, "load_descriptor_data", lambda p: loads.append(p) or real(p))
+    first = lint(catalog, store=store(catalog))
+    assert len(loads) == 1 and len(list((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))) == 1
+    path = catalog.catalog_dir / "minishop" / "ms-cart-port-3.yaml"
+    path.write_text(path.read_text().replace("Cart store address port changed", "Cart store port is another"))
+    edited = lint(catalog, store=store(catalog))
+    assert len(loads) == 1 and edited.cached == 11  # the descriptor came from the cache
+    assert [f for f in edited.findings if "ms-cart-port-3" not in f.file] == \
+        [f for f in first.findings if "ms-cart-port-3" not in f.file]
+    side = next((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))
+    side.write_text('{"services": 3}')  # a side file this code did not write is a miss, not an error
+    path.write_text(path.read_text().replace("port is another", "port is yet another"))
+    again = lint(catalog, store=store(catalog))
+    assert len(loads) == 2 and again.cached == 11
+    _change_descriptor(catalog)  # a new descriptor is a new environment: its old side file goes
+    lint(catalog, store=store(catalog))
+    assert len(loads) == 3 and len(list((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))) == 1

@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faultkit.apps.descriptor import AppDescriptor, app_names, load_app
+from faultkit.apps.descriptor import AppDescriptor, app_names, descriptor_from_data, load_app, load_descriptor_data
 from faultkit.apps.manifests import Doc, load_manifests
 from faultkit.catalog.lint_cache import Store, digest, file_digest
 from faultkit.catalog.model import Entry
 from faultkit.catalog.rules.records import Loaded
 from faultkit.errors import FaultkitError
+from faultkit.names import check_name
 from faultkit.workspace import Workspace
 
 
@@ -21,7 +22,8 @@ class Context:
     """What the rules may consult; descriptors and manifests are read once per run."""
 
     workspace: Workspace
-    store: Store | None = None  # the lint cache, which also keeps the parsed manifests
+    store: Store | None = None  # the lint cache, which also keeps the parsed manifests and descriptors
+    env: str = ""  # the cache's environment digest (lint_cache.environment)
     _apps: dict[str, AppDescriptor | FaultkitError] = field(default_factory=dict)
     _manifests: dict[str, list[Doc] | FaultkitError] = field(default_factory=dict)
     _app_names: list[str] | None = None
@@ -36,7 +38,7 @@ class Context:
     def app(self, name: str) -> AppDescriptor:
         if name not in self._apps:
             try:
-                self._apps[name] = load_app(self.workspace, name)
+                self._apps[name] = self._load_app(name)
             except FaultkitError as e:
                 self._apps[name] = e
         found = self._apps[name]
@@ -54,6 +56,28 @@ class Context:
         if isinstance(found, FaultkitError):
             raise found
         return found
+
+    def _load_app(self, name: str) -> AppDescriptor:
+        """The descriptor; its checked data is kept in the cache under the environment digest, which
+        covers the descriptor's bytes, the app schema and this code, so a later run that lints one
+        changed entry neither parses the descriptor nor compiles the app schema's validator."""
+        if self.store is None or not self.env:
+            return load_app(self.workspace, name)
+        check_name(name, "app")  # as load_app does, before the name becomes a path
+        path = self.workspace.apps_dir / name / "app.yaml"
+        if not path.is_file():
+            return load_app(self.workspace, name)  # which says this is no app here
+        side = f"app-{self.env[:32]}-{name}.json"
+        cached = self.store.read_json(side)
+        if isinstance(cached, dict):
+            try:
+                return descriptor_from_data(path, cached)
+            except (KeyError, TypeError, ValueError, IndexError, FaultkitError):
+                pass  # a side file this code did not write: load afresh
+        app, data = load_descriptor_data(path)
+        if json.loads(json.dumps(data)) == data:
+            self.store.write_json(side, data)
+        return app
 
     def _load_manifests(self, folder: Path) -> list[Doc]:
         """The manifests, parsed once per content: YAML's pure-Python composer is the slowest part of

@@ -10,13 +10,14 @@ from faultkit.catalog.rules.records import Finding, Loaded
 from faultkit.errors import FaultkitError
 from faultkit.schema import Problem, check_document
 from faultkit.workspace import Workspace
-from faultkit.yamlio import load_located
+from faultkit.yamlio import decode, load_located, load_text
 
 
-def load_entry_file(path: Path, workspace: Workspace) -> tuple[Loaded, list[Finding]]:
+def load_entry_file(path: Path, workspace: Workspace, content: bytes | None = None) -> tuple[Loaded, list[Finding]]:
+    """`content`: the file's bytes when the caller has read them already (lint does, for the cache key)."""
     name = display(path, workspace)
     try:
-        located = load_located(path)
+        located = load_located(path) if content is None else load_text(decode(content, path), path)
     except FaultkitError as e:
         message = str(e).removeprefix(f"{path}:").removeprefix(f"{path}").lstrip(": ")
         line = int(message.split(":")[0]) if message.split(":")[0].isdigit() else 1
