@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -45,8 +46,15 @@ platform_choice = click.option("--platform", "platform_name", type=click.Choice(
 @click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
               help="kubernetes: command that puts a built image into the cluster, run as `COMMAND IMAGE` "
                    "(e.g. `kind load docker-image`); without it the cluster pulls the tags.")
+@click.option("--existing", is_flag=True, envvar="FAULTKIT_KUBERNETES_EXISTING",
+              help="kubernetes: deploy into --namespace, which exists already (made for it, e.g. by a campaign Job); "
+                   "`down` deletes the app, not the namespace.")
+@click.option("--images", "images_file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              envvar="FAULTKIT_KUBERNETES_IMAGES",
+              help="kubernetes: JSON file mapping each service to a prebuilt image the nodes have; nothing is built.")
 def up(app: str, replicas: int | None, timeout: float, platform_name: str, namespace: str | None, adopt: str | None,
-       kubeconfig: str | None, context: str | None, loader: str | None) -> int:
+       kubeconfig: str | None, context: str | None, loader: str | None, existing: bool, images_file: Path | None
+       ) -> int:
     """Run an application's manifests (as local processes, or on a cluster) and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
@@ -54,7 +62,8 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
     if platform_name == "kubernetes":
         from faultkit.commands import kubernetes_view
 
-        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader)
+        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader, existing,
+                           images_file)
         return 0
     platform = _platform()
     console(stderr=True).print(f"Bringing {app} up on the local platform...")
