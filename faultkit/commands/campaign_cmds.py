@@ -161,6 +161,8 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
 @click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
 @click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
 @click.option("--attempts", default=3, show_default=True, type=int, help="Runs a fault may take (errors to retry).")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
+              help="Load average per core above which a pod's cycle is overloaded (default: validate's own).")
 @click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume (a claim).")
 @click.option("--host-path", "host_path", default=None, metavar="DIR",
               help="Evidence in this folder of the node instead of a claim (one-node clusters: read it in place).")
@@ -169,7 +171,8 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
                    "the pods build nothing, so only config faults can run.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
 def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
-               name: str, window: str, interval: str, repeat: int, attempts: int, storage: str, host_path: str | None,
+               name: str, window: str, interval: str, repeat: int, attempts: int, max_load: float | None, storage: str,
+               host_path: str | None,
                app_images: Path | None, out: Path | None) -> int:
     """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
 
@@ -185,7 +188,7 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
     images = _app_images(app_images) if app_images else None
     plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
                     window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
-                    max_load=None, overheads=_overheads(ws))
+                    max_load=max_load, overheads=_overheads(ws))
     text = dump_yaml(job.render(plan, name, image, workers, job.Volume(storage, host_path), images))
     if out is None:
         click.echo(text, nl=False)

@@ -75,8 +75,8 @@ def test_the_service_account_acts_only_in_the_instance_namespaces():
         assert "secrets" not in resources
         # its own Namespace object, read only (the uid the platform records), and no other
         own = [rule for rule in role["rules"] if "namespaces" in rule["resources"]]
-        assert own == [{"apiGroups": [""], "resources": ["namespaces"], "resourceNames": [role["metadata"]["namespace"]],
-                        "verbs": ["get"]}]
+        mine = [role["metadata"]["namespace"]]
+        assert own == [{"apiGroups": [""], "resources": ["namespaces"], "resourceNames": mine, "verbs": ["get"]}]
 
 
 def test_render_command_writes_one_list(ws, cli):
