@@ -40,7 +40,9 @@ def remove_images(c: Any, ids: Iterable[str], keep: Iterable[str] = ()) -> None:
         except docker.errors.ImageNotFound:
             pass
         except docker.errors.APIError as e:
-            if e.status_code != 409:  # 409: another image or container still uses it; not ours to take
+            # 409: another image or container still uses it; not ours to take. "unrecognized image
+            # ID": another build on the same engine removed a layer of it meanwhile; it is gone either way
+            if e.status_code != 409 and "unrecognized image ID" not in str(e):
                 raise
 
 
