@@ -79,6 +79,7 @@ def _cleanup(core: client.CoreV1Api, batch: client.BatchV1Api, name: str, tag: s
     subprocess.run(ctr(layout_from_env(), "images", "rm", normalized(tag)), capture_output=True)
 
 
+@pytest.mark.timeout(JOB_TIMEOUT_S + 1500)  # image builds with in-image CI, loads, then the Job
 def test_the_rendered_job_runs_on_the_cluster_and_its_bundles_judge_clean(ws, cli, kubeconfig, tmp_path):
     for fid in FAULTS:
         (ws.catalog_dir / "minishop" / f"{fid}.yaml").write_bytes((REPO / "catalog" / "minishop" / f"{fid}.yaml")

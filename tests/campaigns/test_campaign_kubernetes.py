@@ -8,6 +8,7 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client, config
 
@@ -19,6 +20,7 @@ CLUSTER = REPO / "tools" / "cluster" / "cluster"
 FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-addr-port")
 
 
+@pytest.mark.timeout(1800)  # two minishops brought up, two config faults, two namespaces deleted
 def test_two_workers_validate_on_the_cluster_each_in_its_own_namespace(ws, cli, kubeconfig, tmp_path):
     for fid in FAULTS:
         (ws.catalog_dir / "minishop" / f"{fid}.yaml").write_bytes((REPO / "catalog" / "minishop" / f"{fid}.yaml")
