@@ -84,7 +84,9 @@ def _pod_command(prebuilt: bool) -> list[str]:
         '[ -f "$d/plan.json" ] || cp "/plans/plan-$k.json" "$d/plan.json"; '
         'export FAULTKIT_STATE_DIR="$d/state" FAULTKIT_CONFIG_DIR="$d/key"; '
         + ('export FAULTKIT_KUBERNETES_IMAGES=/plans/images.json FAULTKIT_KUBERNETES_EXISTING=1; ' if prebuilt else '')
-        + 'exec python3 -m faultkit.cli campaign run --resume "$d" --json'
+        # 1 is a finished share with a fault not admitted: the index is done (collect records it); any
+        # other failure (a crash, a stop) fails the pod, and the Job's retry resumes the share
+        + 'python3 -m faultkit.cli campaign run --resume "$d" --json || [ "$?" -eq 1 ]'
     )
     return ["sh", "-c", script]
 
