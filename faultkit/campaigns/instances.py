@@ -104,7 +104,8 @@ class AppInstance:
     def up(self) -> None:
         where = ["--namespace", self.namespace] if self.namespace else []
         self._checked(["up", "--app", self.app, "--timeout", f"{UP_TIMEOUT_S:g}", *self._on(), *where],
-                      timeout=UP_TIMEOUT_S + 240)  # kubernetes: builds and image loads come before the wait
+                      # kubernetes: every service's build (with its in-image CI) and load come before the wait
+                      timeout=UP_TIMEOUT_S + (900 if self.platform == "kubernetes" else 60))
 
     def down(self) -> None:
         self._checked(["down", *self._on()], timeout=240)
