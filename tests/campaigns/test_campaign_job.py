@@ -128,7 +128,7 @@ def test_the_rendered_job_runs_on_the_cluster_and_its_bundles_judge_clean(ws, cl
             assert judged["matches_recorded"] and judged["verdict"]["status"] == r["outcome"]
             assert json.loads((bundle / "inputs.json").read_text())["platform"] == "kubernetes"
             entry = yaml.safe_load((ws.catalog_dir / "minishop" / f"{r['fault']}.yaml").read_text())
-            assert entry["validation"]["status"] == r["outcome"]
+            assert entry["validation"]["verdict"] == r["outcome"] and entry["validation"]["platform"] == "kubernetes"
         print(f"campaign Job: image and loads {built:.0f}s, Job {ran:.0f}s; "
               f"outcomes {sorted((r['fault'], r['outcome']) for r in rows)}")
     finally:

@@ -51,7 +51,7 @@ def test_two_workers_validate_on_the_cluster_each_in_its_own_namespace(ws, cli, 
         assert judged["matches_recorded"] and judged["verdict"]["status"] == f["outcome"]
         assert json.loads((bundle / "inputs.json").read_text())["platform"] == "kubernetes"
         entry = yaml.safe_load((ws.catalog_dir / "minishop" / f"{f['fault']}.yaml").read_text())
-        assert entry["validation"]["status"] == f["outcome"]
+        assert entry["validation"]["verdict"] == f["outcome"] and entry["validation"]["platform"] == "kubernetes"
     core = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
     left = [n.metadata.name for n in core.list_namespace().items if n.metadata.name.startswith(prefix)]
     assert left == [], "every instance namespace is deleted at the end"
