@@ -1,4 +1,4 @@
-"""Campaign throughput on the local platform, and the projection of a 700-fault campaign.
+"""Campaign throughput on the local and kubernetes platforms, and the projection of a 700-fault campaign.
 
 Runs the real `faultkit campaign run` on the same list of shipped faults with 1 and with 2 workers
 (a throwaway workspace; short windows), and prints faults per hour, the parallel efficiency (the
@@ -9,7 +9,15 @@ the shipped bundles) on four workers of 16 vCPU, against the goal of under 8 hou
 instance per worker, once with as many instances per worker as its vCPUs hold at the measured CPU
 use (with half again as headroom).
 
+`--platform kubernetes` runs the same 1- and 2-worker comparison on the one-node cluster of
+tools/cluster (one namespace per worker; config faults, the ones a cluster campaign validates
+without building). `--sweep N` runs local campaigns of 1, 2, ... N workers (one short config fault
+per worker) with the validator's own overload guard and reports the largest N whose cycles were
+never marked overloaded. Every figure is printed with the load average it was measured under.
+
     python3 bench/campaign_bench.py [--window 5s] [--repeat 1] [--fault ID ...]
+    python3 bench/campaign_bench.py --platform kubernetes --window 10s
+    python3 bench/campaign_bench.py --sweep 4 --window 5s
 """
 
 from __future__ import annotations
@@ -38,6 +46,11 @@ from faultkit.workspace import Workspace  # noqa: E402
 
 FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-checkout-instance-failure",
           "minishop-cartstore-instance-failure", "minishop-code-checkout-shipping-quote")
+CLUSTER_FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-addr-port")
+SWEEP_FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-addr-port",
+                "minishop-checkout-env-email-addr-port", "minishop-checkout-env-cart-addr-port",
+                "minishop-cart-env-cartstore-addr-host", "minishop-checkout-env-currency-addr-host")
+CLUSTER = REPO / "tools" / "cluster" / "cluster"
 GOAL_H = 8.0
 NODES, VCPU = 4, 16
 
@@ -57,13 +70,29 @@ def workspace(root: Path, faults: list[str]) -> Path:
 
 
 def env(root: Path, state: Path) -> dict[str, str]:
-    return {**os.environ, "FAULTKIT_ROOT": str(root), "FAULTKIT_STATE_DIR": str(state),
-            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    out = {**os.environ, "FAULTKIT_ROOT": str(root), "FAULTKIT_STATE_DIR": str(state),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    if "KUBECONFIG" not in out and CLUSTER.exists():
+        kube = subprocess.run([str(CLUSTER), "env"], capture_output=True, text=True).stdout.strip()
+        out["KUBECONFIG"] = kube.removeprefix("export KUBECONFIG=")
+    out.setdefault("FAULTKIT_KUBERNETES_LOAD", f"{CLUSTER} load")
+    return out
 
 
-def campaign(root: Path, folder: Path, faults: list[str], workers: int, window: str, repeat: int) -> dict:
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f} ({one / (psutil.cpu_count() or 1):.1f} per core)"
+
+
+def campaign(root: Path, folder: Path, faults: list[str], workers: int, window: str, repeat: int,
+             platform: str = "local", max_load: float | None = None) -> dict:
     args = [sys.executable, "-m", "faultkit.cli", "campaign", "run", "--app", "minishop", "--workers", str(workers),
-            "--window", window, "--interval", "1s", "--repeat", str(repeat), "--dir", str(folder), "--json"]
+            "--window", window, "--interval", "1s" if platform == "local" else "2s", "--repeat", str(repeat),
+            "--dir", str(folder), "--json", "--platform", platform]
+    if platform == "kubernetes":
+        args += ["--namespace-prefix", f"fk-bench-{os.getpid()}-{workers}"]
+    if max_load is not None:
+        args += ["--max-load", f"{max_load:g}"]
     args += [a for f in faults for a in ("--fault", f)]
     started = time.time()
     proc = subprocess.run(args, cwd=root, env=env(root, folder / "cli-state"), capture_output=True, text=True,
@@ -72,7 +101,30 @@ def campaign(root: Path, folder: Path, faults: list[str], workers: int, window: 
         raise SystemExit(f"campaign with {workers} workers failed: {proc.stderr[-1500:]}")
     result: dict = json.loads(proc.stdout)
     result["process_wall_s"] = round(time.time() - started, 1)
+    result["load_after"] = load()
     return result
+
+
+def overloaded_runs(r: dict) -> int:
+    return sum(a == "overloaded" for f in r["per_fault"] for a in f["attempts"])
+
+
+def sweep(top: int, window: str) -> None:
+    """Local campaigns of 1..top workers, one config fault each, under the validator's own guard."""
+    largest = 0
+    for n in range(1, top + 1):
+        faults = list(SWEEP_FAULTS[:n])
+        with tempfile.TemporaryDirectory(prefix="campaign-sweep-") as tmp:
+            root = workspace(Path(tmp) / "repo", faults)
+            before = load()
+            r = campaign(root, Path(tmp) / "run", faults, n, window, 1)
+        over = overloaded_runs(r)
+        print(f"  {n} workers: {over} overloaded runs of {sum(len(f['attempts']) for f in r['per_fault'])}, "
+              f"wall {r['process_wall_s']:.0f}s; {before} before, {r['load_after']} after")
+        if over:
+            break
+        largest = n
+    print(f"largest N held without an overloaded cycle: {largest}")
 
 
 def instance_use(root: Path, state: Path, seconds: float = 15.0) -> tuple[float, float]:
@@ -114,24 +166,34 @@ def main() -> None:
     ap.add_argument("--window", default="5s")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--fault", action="append", dest="faults")
+    ap.add_argument("--platform", choices=("local", "kubernetes"), default="local")
+    ap.add_argument("--max-load", type=float, default=None, help="passed to validate (default: its own guard)")
+    ap.add_argument("--sweep", type=int, default=0, metavar="N", help="largest N before overload (local)")
     args = ap.parse_args()
-    faults = args.faults or list(FAULTS)
+    if args.sweep:
+        print(f"machine: {psutil.cpu_count()} CPUs, {load()} at the start (others' work included)")
+        sweep(args.sweep, args.window)
+        return
+    faults = args.faults or list(FAULTS if args.platform == "local" else CLUSTER_FAULTS)
     load_before = os.getloadavg()
     print(f"machine: {psutil.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
           f"{load_before[2]:.1f} at the start (others' work included)")
     with tempfile.TemporaryDirectory(prefix="campaign-bench-") as tmp:
         root = workspace(Path(tmp) / "repo", faults)
-        cores, rss_mib = instance_use(root, Path(tmp) / "probe-state")
-        print(f"one minishop instance under its load generator uses {cores:.2f} CPU cores and {rss_mib:.0f} MiB")
-        runs = {n: campaign(root, Path(tmp) / f"w{n}", faults, n, args.window, args.repeat) for n in (1, 2)}
-    print(f"\n{len(faults)} faults, {args.window} windows, repeat {args.repeat}:")
+        cores, rss_mib = (instance_use(root, Path(tmp) / "probe-state") if args.platform == "local"
+                          else (0.6, 0.0))  # kubernetes: minishop's CPU requests (11 x 50-100m) schedule it
+        print(f"one minishop instance under its load generator uses {cores:.2f} CPU cores and {rss_mib:.0f} MiB"
+              if args.platform == "local" else f"kubernetes: one minishop instance requests {cores:.1f} CPU")
+        runs = {n: campaign(root, Path(tmp) / f"w{n}", faults, n, args.window, args.repeat, args.platform,
+                            args.max_load) for n in (1, 2)}
+    print(f"\n{args.platform}: {len(faults)} faults, {args.window} windows, repeat {args.repeat}:")
     print(f"{'workers':>8} {'wall s':>8} {'faults/h':>9} {'efficiency':>11} {'overloaded':>11}  verdicts")
     for n, r in runs.items():
         wall = r["process_wall_s"]
         eff = runs[1]["process_wall_s"] / (n * wall)
-        overloaded = r["errors_by_outcome"].get("overloaded", 0)
         verdicts = ", ".join(f"{f['fault'].removeprefix('minishop-')}={f['outcome']}" for f in r["per_fault"])
-        print(f"{n:>8} {wall:>8.1f} {len(faults) / (wall / 3600):>9.1f} {eff:>11.2f} {overloaded:>11}  {verdicts}")
+        print(f"{n:>8} {wall:>8.1f} {len(faults) / (wall / 3600):>9.1f} {eff:>11.2f} {overloaded_runs(r):>11}  "
+              f"{verdicts}  [{r['load_after']} after]")
     ws = Workspace(REPO, REPO / ".faultkit")
     mix: dict[str, int] = {}
     for f in catalog_faults(ws, "minishop").values():

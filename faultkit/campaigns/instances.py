@@ -4,6 +4,9 @@ An instance is a state folder (DIR/instances/<n>/state): its own supervisor, por
 and journal, so N of them run side by side on one machine. Everything a campaign does to one goes
 through the real commands with FAULTKIT_STATE_DIR set (`up`, `status --json`, `down`, `recover`,
 `validate`): the command line is the stable boundary, whatever the validator's modules become.
+On the kubernetes platform an instance is a namespace of its own (the plan's `namespaces`), with
+its record in the same kind of state folder; the cluster, loader and prebuilt images come from the
+environment the children inherit (KUBECONFIG, FAULTKIT_KUBERNETES_LOAD, _IMAGES, _EXISTING).
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ class AppInstance:
     workspace: Workspace
     state_dir: Path
     app: str
+    platform: str = "local"
+    namespace: str | None = None  # kubernetes: where this instance runs
+
+    def _on(self) -> list[str]:
+        return ["--platform", self.platform]
 
     def env(self) -> dict[str, str]:
         path = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -68,7 +76,7 @@ class AppInstance:
         return proc.stdout
 
     def status(self) -> dict[str, Any]:
-        out = self._checked(["status", "--json"])
+        out = self._checked(["status", "--json", *self._on()])
         try:
             data: dict[str, Any] = json.loads(out)
         except ValueError:
@@ -85,7 +93,7 @@ class AppInstance:
             return Health(False, "not up")
         if status.get("app") != self.app:
             return Health(False, f"runs {status.get('app')}, not {self.app}")
-        if status.get("phase") != "running":
+        if self.platform == "local" and status.get("phase") != "running":
             return Health(False, f"phase {status.get('phase')}")
         unready = sorted(name for name, svc in status["services"].items()
                          if not svc["instances"] or not all(i["ready"] for i in svc["instances"]))
@@ -94,10 +102,13 @@ class AppInstance:
         return Health(True, f"{len(status['services'])} services ready")
 
     def up(self) -> None:
-        self._checked(["up", "--app", self.app, "--timeout", f"{UP_TIMEOUT_S:g}"], timeout=UP_TIMEOUT_S + 60)
+        where = ["--namespace", self.namespace] if self.namespace else []
+        self._checked(["up", "--app", self.app, "--timeout", f"{UP_TIMEOUT_S:g}", *self._on(), *where],
+                      # kubernetes: every service's build (with its in-image CI) and load come before the wait
+                      timeout=UP_TIMEOUT_S + (900 if self.platform == "kubernetes" else 60))
 
     def down(self) -> None:
-        self._checked(["down"], timeout=90)
+        self._checked(["down", *self._on()], timeout=240)
 
     def rebuild(self) -> None:
         """Down (which also sweeps what a dead supervisor left) and a fresh up: the manifests are
@@ -109,7 +120,7 @@ class AppInstance:
         """Undo what an interrupted validation left, from this instance's journal."""
         if not (self.state_dir / "journal.json").exists():
             return []
-        proc = self.run(["recover"], timeout=300)
+        proc = self.run(["recover", *self._on()], timeout=300)
         if proc.returncode != 0:
             # the supervisor is gone with its processes: a rebuild restores the manifests' state
             self.rebuild()
@@ -118,5 +129,10 @@ class AppInstance:
         return [line for line in proc.stdout.splitlines() if line.strip()]
 
 
-def instances(ws: Workspace, folder: Path, app: str, n: int) -> list[AppInstance]:
-    return [AppInstance(k, ws, (folder / "instances" / str(k) / "state").resolve(), app) for k in range(n)]
+def instances(ws: Workspace, folder: Path, app: str, n: int, platform: str = "local",
+              namespaces: Sequence[str] = ()) -> list[AppInstance]:
+    if platform == "kubernetes" and len(namespaces) != n:
+        raise PlatformError(f"{folder}: the plan names {len(namespaces)} namespaces for {n} kubernetes instances; "
+                            "start a new campaign")
+    return [AppInstance(k, ws, (folder / "instances" / str(k) / "state").resolve(), app, platform,
+                        namespaces[k] if namespaces else None) for k in range(n)]

@@ -42,6 +42,8 @@ class Plan:
     max_load: float | None  # load average per core above which a cycle measures the machine
     faults: tuple[PlannedFault, ...]  # longest expected first
     overheads: dict[str, Any]
+    # kubernetes: instance k's namespace (one each); empty on the local platform
+    namespaces: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -61,6 +63,7 @@ class Plan:
         if data.pop("format", None) != PLAN_FORMAT:
             raise InputError(f"{path}: not a {PLAN_FORMAT} plan; start a new campaign")
         data["faults"] = tuple(PlannedFault(**f) for f in data["faults"])
+        data["namespaces"] = tuple(data.get("namespaces") or ())
         return cls(**data)
 
     def write(self, folder: Path) -> None:
@@ -146,11 +149,12 @@ def order(faults: list[CatalogFault], overheads: Overheads, window_s: float, rep
 
 def new_plan(ws: Workspace, app: str, ids: tuple[str, ...], all_faults: bool, since: str | None, *, workers: int,
              platform: str, window_s: float, interval_s: float, repeat: int, attempts: int,
-             max_load: float | None, overheads: Overheads) -> Plan:
+             max_load: float | None, overheads: Overheads, namespace_prefix: str | None = None) -> Plan:
     if workers < 1:
         raise UsageError(f"--workers {workers}: at least one instance is needed")
     if attempts < 1:
         raise UsageError(f"--attempts {attempts}: a fault needs at least one run")
     faults = order(select(ws, app, ids, all_faults, since), overheads, window_s, repeat)
     return Plan(app=app, platform=platform, workers=workers, window_s=window_s, interval_s=interval_s, repeat=repeat,
-                attempts=attempts, max_load=max_load, faults=faults, overheads=overheads.as_dict())
+                attempts=attempts, max_load=max_load, faults=faults, overheads=overheads.as_dict(),
+                namespaces=tuple(f"{namespace_prefix}-{k}" for k in range(workers)) if namespace_prefix else ())

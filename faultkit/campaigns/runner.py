@@ -57,7 +57,7 @@ class Campaign:
         self.store = FaultStore(folder)
         self.queue = Queue()
         self.lock = threading.Lock()
-        self.instances = instances(ws, folder, plan.app, plan.workers)
+        self.instances = instances(ws, folder, plan.app, plan.workers, plan.platform, plan.namespaces)
         self.session: dict[str, Any] = {}
         self.retired: list[str] = []
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import signal
 import threading
@@ -56,11 +58,13 @@ def _overheads(ws: Workspace) -> Overheads:
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Continue the campaign in this folder after a crash or a stop.")
 @click.option("--keep-up", is_flag=True, help="Leave the instances running at the end.")
+@click.option("--namespace-prefix", "prefix", default=None,
+              help="kubernetes: instance k runs in namespace PREFIX-k (default fk-<app>-<digest of the folder>).")
 @platform_option
 @json_option
 def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
             interval: str, repeat: int, attempts: int, max_load: float | None, folder: Path | None,
-            resume: Path | None, keep_up: bool, platform_name: str, as_json: bool) -> int:
+            resume: Path | None, keep_up: bool, prefix: str | None, platform_name: str, as_json: bool) -> int:
     """Validate faults over N isolated instances, longest expected first; resumable.
 
     Exits 0 when every fault is admitted, 1 when any is rejected, flaky or ended in an error.
@@ -80,9 +84,13 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
         folder = folder or ws.evidence_dir / "campaigns" / f"{app}-{stamp}"
         if (folder / PLAN).exists():
             raise UsageError(f"{folder}: holds a campaign already; continue it with --resume {folder}")
+        if platform_name == "kubernetes":
+            prefix = prefix or f"fk-{app}-{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:6]}"
+            _check_name("--namespace-prefix", prefix)
         plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=platform_name,
                         window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
-                        max_load=max_load, overheads=_overheads(ws))
+                        max_load=max_load, overheads=_overheads(ws),
+                        namespace_prefix=prefix if platform_name == "kubernetes" else None)
         folder.mkdir(parents=True, exist_ok=True)
         plan.write(folder)
     board = Board(plan)
@@ -153,30 +161,84 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
 @click.option("--interval", default="2s", show_default=True, help="Sampling interval within a window.")
 @click.option("--repeat", default=2, show_default=True, type=int, help="Injections that must all pass.")
 @click.option("--attempts", default=3, show_default=True, type=int, help="Runs a fault may take (errors to retry).")
-@click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume.")
+@click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
+              help="Load average per core above which a pod's cycle is overloaded (default: validate's own).")
+@click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume (a claim).")
+@click.option("--host-path", "host_path", default=None, metavar="DIR",
+              help="Evidence in this folder of the node instead of a claim (one-node clusters: read it in place).")
+@click.option("--app-images", "app_images", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="JSON file mapping each service to its image on the nodes (`faultkit campaign image` writes one); "
+                   "the pods build nothing, so only config faults can run.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
 def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
-               name: str, window: str, interval: str, repeat: int, attempts: int, storage: str, out: Path | None
-               ) -> int:
+               name: str, window: str, interval: str, repeat: int, attempts: int, max_load: float | None, storage: str,
+               host_path: str | None,
+               app_images: Path | None, out: Path | None) -> int:
     """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
 
-    Not run on a cluster yet: the kubernetes platform its pods validate on is not in this release.
+    Each index runs `faultkit campaign run --resume` on its share with the kubernetes platform, in-cluster,
+    in namespace NAME-k, writing bundles to the evidence volume; `faultkit campaign collect` records them.
 
     Example: faultkit campaign render --app minishop --all --workers 8 --image faultkit:0.1 --out job.yaml
     """
     ws = workspace()
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
-        raise UsageError(f"--name {name!r}: use lowercase letters, digits and '-' (a Kubernetes name, "
-                         "at most 42 characters)")
+    _check_name("--name", name)
+    if host_path is not None and not host_path.startswith("/"):
+        raise UsageError(f"--host-path {host_path!r}: give an absolute folder of the node")
+    images = _app_images(app_images) if app_images else None
     plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
                     window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
-                    max_load=None, overheads=_overheads(ws))
-    text = dump_yaml(job.render(plan, name, image, workers, storage))
+                    max_load=max_load, overheads=_overheads(ws))
+    text = dump_yaml(job.render(plan, name, image, workers, job.Volume(storage, host_path), images))
     if out is None:
         click.echo(text, nl=False)
     else:
         atomic_write(out, text)
         console(stderr=True).print(f"wrote {out}: {len(plan.faults)} faults in {workers} shares")
+    return 0
+
+
+def _check_name(option: str, name: str) -> None:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
+        raise UsageError(f"{option} {name!r}: use lowercase letters, digits and '-' (a Kubernetes name, "
+                         "at most 42 characters)")
+
+
+def _app_images(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--app-images {path}: not a readable JSON file ({e})") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise UsageError(f"--app-images {path}: must map each service name to an image reference")
+    return data
+
+
+@campaign.command("image")
+@click.option("--app", required=True, help="Application whose service images the pods deploy.")
+@click.option("--tag", required=True, help="Tag of the faultkit image (the Job's --image).")
+@click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
+              help="Command that puts an image on the nodes, run as `COMMAND IMAGE` (e.g. `kind load docker-image`).")
+@click.option("--kubeconfig", default=None, help="Cluster to load into (default: $KUBECONFIG, ~/.kube/config).")
+@click.option("--images-out", "images_out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Write the service -> image map here (the Job's --app-images).")
+@json_option
+def image_cmd(app: str, tag: str, loader: str | None, kubeconfig: str | None, images_out: Path,
+              as_json: bool) -> int:
+    """Build the faultkit image (Debian base made with debootstrap, nothing pulled) and the app's images for a Job.
+
+    Example: faultkit campaign image --app minishop --tag fk:0.1 --load 'kind load docker-image' --images-out a.json
+    """
+    from faultkit.campaigns.images import prepare
+
+    made = prepare(workspace(), app, tag, loader, kubeconfig)
+    atomic_write(images_out, json.dumps(made.app_images, indent=1, sort_keys=True) + "\n")
+    if as_json:
+        print_json({"image": made.toolkit.__dict__, "app_images": made.app_images})
+    else:
+        console().print(f"{made.toolkit.tag} ({made.toolkit.id[:19]}) in {made.toolkit.seconds:g}s; "
+                        f"{len(made.app_images)} service images in {images_out}"
+                        + (" ; all on the nodes" if loader else ""))
     return 0
 
 

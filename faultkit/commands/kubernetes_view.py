@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from faultkit.commands.common import console, print_json, workspace
+from faultkit.errors import InputError, UsageError
 from faultkit.platforms.kubernetes import KubernetesPlatform
 
 
 def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: str | None, kubeconfig: str | None,
-       context: str | None, loader: str | None, prometheus: str | None = None) -> None:
+       context: str | None, loader: str | None, existing: bool = False, images_file: Path | None = None,
+       prometheus: str | None = None) -> None:
+    if existing and not namespace:
+        raise UsageError("--existing: name the namespace with --namespace NS")
+    images = _images(images_file) if images_file else None
     platform = KubernetesPlatform(workspace(), kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                  adopt=adopt, loader=loader, prometheus=prometheus)
+                                  adopt=adopt, loader=loader, images=images, existing=existing, prometheus=prometheus)
     where = f"namespace {adopt} (adopted)" if adopt else f"namespace {namespace or app}"
     console(stderr=True).print(f"Bringing {app} up on the kubernetes platform in {where}...")
     started = time.time()
@@ -25,6 +32,16 @@ def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: st
                     f"ready in {time.time() - started:.1f}s")
     for site, other in platform.other_sites().items():
         console().print(f"  other site {site}: namespace {other.record().namespace} (observed, never changed)")
+
+
+def _images(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not a readable JSON file ({e}); write {{\"service\": \"image:tag\"}}") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError(f"{path}: must map each service name to an image reference")
+    return data
 
 
 def snapshot(platform: KubernetesPlatform) -> dict[str, Any]:
@@ -79,7 +96,10 @@ def down() -> None:
     platform.down()
     if others:
         console().print(f"the other sites' namespaces {', '.join(others)} are deleted and gone.")
-    if rec.mode == "adopted":
+    if rec.mode == "given":
+        console().print(f"{rec.app} is down; its objects in namespace {rec.namespace} are deleted (the namespace "
+                        "stays: faultkit did not create it).")
+    elif rec.mode == "adopted":
         console().print(f"{rec.app} in namespace {rec.namespace} is released; its objects were left as they are.")
     else:
         console().print(f"{rec.app} is down; namespace {rec.namespace} is deleted and gone.")

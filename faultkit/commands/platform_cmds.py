@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -48,8 +49,15 @@ platform_choice = click.option("--platform", "platform_name", type=click.Choice(
 @click.option("--prometheus", default=None, envvar="FAULTKIT_PROMETHEUS", metavar="URL",
               help="kubernetes: read request counters by PromQL from this Prometheus (it must scrape the app's pods "
                    "with `namespace` and `pod` labels) instead of through the API server's pod proxy.")
+@click.option("--existing", is_flag=True, envvar="FAULTKIT_KUBERNETES_EXISTING",
+              help="kubernetes: deploy into --namespace, which exists already (made for it, e.g. by a campaign Job); "
+                   "`down` deletes the app, not the namespace.")
+@click.option("--images", "images_file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              envvar="FAULTKIT_KUBERNETES_IMAGES",
+              help="kubernetes: JSON file mapping each service to a prebuilt image the nodes have; nothing is built.")
 def up(app: str, replicas: int | None, timeout: float, platform_name: str, namespace: str | None, adopt: str | None,
-       kubeconfig: str | None, context: str | None, loader: str | None, prometheus: str | None) -> int:
+       kubeconfig: str | None, context: str | None, loader: str | None, prometheus: str | None, existing: bool,
+       images_file: Path | None) -> int:
     """Run an application's manifests (as local processes, or on a cluster) and wait until every service is ready.
 
     Example: faultkit up --app minishop --replicas 2
@@ -57,7 +65,8 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
     if platform_name == "kubernetes":
         from faultkit.commands import kubernetes_view
 
-        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader, prometheus)
+        kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader, existing,
+                           images_file, prometheus)
         return 0
     platform = _platform()
     console(stderr=True).print(f"Bringing {app} up on the local platform...")

@@ -40,12 +40,10 @@ def remove_images(c: Any, ids: Iterable[str], keep: Iterable[str] = ()) -> None:
         except docker.errors.ImageNotFound:
             pass
         except docker.errors.APIError as e:
-            if e.status_code == 409:  # another image or container still uses it; not ours to take
-                continue
-            # a build running beside this one removed it first: the engine answers 500 "unrecognized image"
-            if "unrecognized image" in str(e):
-                continue
-            raise
+            # 409: another image or container still uses it; not ours to take. "unrecognized image
+            # ID": another build on the same engine removed a layer of it meanwhile; it is gone either way
+            if e.status_code != 409 and "unrecognized image" not in str(e):
+                raise
 
 
 def _short(e: Exception) -> str:

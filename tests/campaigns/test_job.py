@@ -1,5 +1,5 @@
-"""The campaign as a Kubernetes Indexed Job, checked structurally (no cluster runs it yet: the
-kubernetes platform its pods would validate on is not in this release)."""
+"""The campaign as a Kubernetes Indexed Job, checked structurally (test_campaign_job.py runs it on
+the one-node cluster)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_the_job_gives_each_index_its_namespace_and_its_share():
     pod = spec["template"]["spec"]
     assert pod["restartPolicy"] == "Never" and pod["serviceAccountName"] == job.SERVICE_ACCOUNT
     script = pod["containers"][0]["command"][2]
-    assert 'FAULTKIT_NAMESPACE="fk-$k"' in script and 'faultkit campaign run --resume "$d"' in script
+    assert 'faultkit.cli campaign run --resume "$d"' in script and 'FAULTKIT_CONFIG_DIR="$d/key"' in script
     claims = {v["name"]: v for v in pod["volumes"]}
     assert claims["evidence"]["persistentVolumeClaim"]["claimName"] == kinds["PersistentVolumeClaim"][0]["metadata"][
         "name"]
@@ -57,6 +57,7 @@ def test_the_job_gives_each_index_its_namespace_and_its_share():
     data = kinds["ConfigMap"][0]["data"]
     shares = [json.loads(data[f"plan-{k}.json"]) for k in (0, 1)]
     assert all(s["workers"] == 1 and s["platform"] == "kubernetes" and s["window_s"] == 300 for s in shares)
+    assert [s["namespaces"] for s in shares] == [["fk-0"], ["fk-1"]]
     assert sorted(f["id"] for s in shares for f in s["faults"]) == sorted(f.id for f in plan.faults)
     assert {n["metadata"]["name"] for n in kinds["Namespace"]} == {"fk", "fk-0", "fk-1"}
 
@@ -71,7 +72,11 @@ def test_the_service_account_acts_only_in_the_instance_namespaces():
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": job.SERVICE_ACCOUNT, "namespace": "fk"}]
     for role in kinds["Role"]:
         resources = {r for rule in role["rules"] for r in rule["resources"]}
-        assert "secrets" not in resources and "namespaces" not in resources
+        assert "secrets" not in resources
+        # its own Namespace object, read only (the uid the platform records), and no other
+        own = [rule for rule in role["rules"] if "namespaces" in rule["resources"]]
+        mine = [role["metadata"]["namespace"]]
+        assert own == [{"apiGroups": [""], "resources": ["namespaces"], "resourceNames": mine, "verbs": ["get"]}]
 
 
 def test_render_command_writes_one_list(ws, cli):

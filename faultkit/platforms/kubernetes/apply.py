@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -74,3 +75,24 @@ def server_side_apply(conn: Connection, objects: list[dict[str, Any]], manager: 
                                   field_manager=manager, force_conflicts=True)
         except (ApiException, DynamicApiError) as e:
             raise api_error(what, e) from None
+
+
+def delete_applied(conn: Connection, objects: list[dict[str, Any]], timeout: float = 180.0) -> None:
+    """Delete what `server_side_apply` applied and wait until no pod of it is left in the namespace
+    (a namespace made for the app holds only the app's pods), so the next `up` starts clean."""
+    dyn = DynamicClient(conn.api)
+    spaces = sorted({o["metadata"]["namespace"] for o in objects})
+    for body in objects:
+        try:
+            resource = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
+            dyn.delete(resource, name=body["metadata"]["name"], namespace=body["metadata"]["namespace"],
+                       body={"propagationPolicy": "Background"})
+        except (ApiException, DynamicApiError) as e:
+            if getattr(e, "status", None) != 404:
+                raise api_error(f"delete {body['kind']}/{body['metadata'].get('name')}", e) from None
+    deadline = time.monotonic() + timeout
+    for ns in spaces:
+        while conn.core.list_namespaced_pod(ns).items:
+            if time.monotonic() > deadline:
+                raise api_error(f"delete the app in {ns}", TimeoutError(f"pods still there after {timeout:g}s"))
+            time.sleep(0.5)

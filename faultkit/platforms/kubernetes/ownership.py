@@ -19,13 +19,15 @@ from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes.connection import ClusterTarget
 from faultkit.yamlio import atomic_write
 
-CREATED, ADOPTED = "created", "adopted"
+# GIVEN: a namespace someone else made for faultkit (a campaign Job's): the app is applied into it and
+# `down` deletes what was applied, never the namespace
+CREATED, ADOPTED, GIVEN = "created", "adopted", "given"
 
 
 @dataclass(frozen=True)
 class Record:
     app: str
-    mode: str  # CREATED or ADOPTED
+    mode: str  # CREATED, ADOPTED or GIVEN
     namespace_uid: str
     kubeconfig: str
     context: str

@@ -8,6 +8,9 @@ Kubernetes specifics of the protocol:
   cluster must pull the tags itself), server-side applies the manifests with the built tags and
   waits until every Deployment's rollout is complete by completion.py. `adopt=NAMESPACE` instead
   takes over an app deployed by other tooling: nothing is applied, `down` only forgets it.
+  `existing=True` applies the app into a namespace someone else made for it (a campaign Job's,
+  whose service account may not create namespaces); `down` deletes what was applied, not the
+  namespace. `images=` names prebuilt service images already on the nodes: nothing is built.
 * Workloads are Deployments (`cart` or `Deployment/cart`); Services `Service/cart` (container "").
 * `patch_field` raises errors.NotReady when the new pods never become ready; the change stays
   applied and the old replicas are stopped (no old replica keeps serving), as locally.
@@ -45,7 +48,7 @@ from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_logs
 from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
 from faultkit.platforms.kubernetes.namespaces import Namespaces
-from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, Ownership, Record
+from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
 from faultkit.workspace import Workspace
 
@@ -56,8 +59,10 @@ class KubernetesPlatform:
 
     def __init__(self, workspace: Workspace, kubeconfig: str | None = None, context: str | None = None,
                  namespace: str | None = None, adopt: str | None = None, loader: str | None = None,
-                 app: str | None = None, prometheus: str | None = None) -> None:
+                 app: str | None = None, prometheus: str | None = None, images: dict[str, str] | None = None,
+                 existing: bool = False) -> None:
         self.workspace = workspace
+        self.prebuilt, self.existing = images, existing
         self.owner = Ownership(workspace.state_dir)
         rec = self.owner.read()
         # once up, the recorded cluster and context are the target, whatever the environment says now
@@ -93,8 +98,15 @@ class KubernetesPlatform:
         if site_plan:
             name = site_plan.namespaces[site_plan.active]
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
-        uid = ns.create(name)
-        self.owner.write(self.conn.target(name), app, CREATED, uid, images, self.loader_text, self.prometheus_url)
+        if self.existing:
+            given = ns.uid(name)
+            if given is None:
+                raise PlatformError(f"namespace {name!r} does not exist on {self.conn.server}; create it first, or "
+                                    "drop --existing and faultkit creates it")
+            uid, mode = given, GIVEN
+        else:
+            uid, mode = ns.create(name), CREATED
+        self.owner.write(self.conn.target(name), app, mode, uid, images, self.loader_text, self.prometheus_url)
         try:
             if site_plan:
                 sites.write(self, site_plan)
@@ -109,6 +121,12 @@ class KubernetesPlatform:
             raise
 
     def _images(self, desc: AppDescriptor) -> dict[str, str]:
+        if self.prebuilt is not None:
+            missing = [s for s in buildable(desc) if s not in self.prebuilt]
+            if missing:
+                raise errors.InputError(f"--images: no image named for {', '.join(missing)}; map every service "
+                                        "with source to an image the nodes have")
+            return {s: self.prebuilt[s] for s in buildable(desc)}
         builds = {service: self.image_builds(desc).build(service) for service in buildable(desc)}
         self.cluster_images.ensure_all({b.location: b.id for b in builds.values()})
         return {service: b.location for service, b in builds.items()}
@@ -136,6 +154,10 @@ class KubernetesPlatform:
         sites.down_others(self)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
+        elif rec.mode == GIVEN:
+            Namespaces(self.conn).check_owned(rec)
+            apply.delete_applied(self.conn, apply.render(self.descriptor, rec.namespace, rec.images,
+                                                         self.workspace.root))
         self.owner.remove()
         self.ledger.path.unlink(missing_ok=True)
 
