@@ -15,6 +15,14 @@ from tests.helpers.cli import CLI, run_cli
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Images whose in-image lint and tests passed are remembered for this session only (every test
+    has a state folder of its own, so without it each would rerun them), never in the user's cache:
+    a test that asserts a check ran must see it run in a fresh session."""
+    os.environ["FAULTKIT_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+
+
 @pytest.fixture(autouse=True)
 def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test touches the repository's own .faultkit state or a running platform of the user's."""

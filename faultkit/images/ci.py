@@ -6,7 +6,9 @@ layout. The tools are this machine's pytest and ruff (the versions validation ru
 as a `pip install --target` folder: there is no package index in a build, Debian bookworm has no
 ruff, and the host's tools run unchanged on the image's Python 3.11 (pytest is pure Python; ruff is a
 binary needing only glibc). The throw-away image is removed afterwards; that an image passed with
-given tests is kept in state_dir/images/ci.json, so an unchanged rebuild does not run them again.
+given tests is kept in the user's cache (checks_file()), keyed by the image id and the digest of the
+test context: the same image with the same tests passed already, whichever state folder or checkout
+asks (a campaign's instances, a second `up`), so it is not run again. A failure is never kept.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata as md
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -90,7 +93,14 @@ def ci_context(service_files: list[tuple[str, Path]], image_id: str, workdir: st
     return context_tar(own + tools, {"Dockerfile": ("\n".join(lines) + "\n").encode()})
 
 
-def run_ci(c: Any, state_dir: Path, service: str, image_id: str, service_files: list[tuple[str, Path]],
+def checks_file(environ: dict[str, str] | None = None) -> Path:
+    """Where passed checks are kept: $FAULTKIT_CACHE_HOME, else $XDG_CACHE_HOME/faultkit, else ~/.cache/faultkit."""
+    env = os.environ if environ is None else environ
+    home = env.get("FAULTKIT_CACHE_HOME") or str(Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "faultkit")
+    return Path(home) / "image-checks.json"
+
+
+def run_ci(c: Any, service: str, image_id: str, service_files: list[tuple[str, Path]],
            lint: tuple[str, ...], test: tuple[str, ...]) -> str:
     """'passed' after running lint and tests in a throw-away image, 'passed-before' when this image
     passed these exact tests already; raises CheckFailed naming the failing tests."""
@@ -99,7 +109,7 @@ def run_ci(c: Any, state_dir: Path, service: str, image_id: str, service_files: 
     workdir = c.images.get(image_id).attrs["Config"].get("WorkingDir") or "/"
     ctx = ci_context(service_files, image_id, workdir, lint, test)
     key = hashlib.sha256(f"{image_id}\0{hashlib.sha256(ctx).hexdigest()}".encode()).hexdigest()
-    record = state_dir / "images" / "ci.json"
+    record = checks_file()
     passed = _read(record)
     if key in passed:
         return "passed-before"

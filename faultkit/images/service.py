@@ -60,7 +60,7 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         try:
             history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
             naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
-            passed = ci.run_ci(c, workspace.state_dir, service, image_id, files, app.lint_command, app.test_command)
+            passed = ci.run_ci(c, service, image_id, files, app.lint_command, app.test_command)
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
                 engine.remove_images(c, [image_id, *result.steps], keep=[base_id])
