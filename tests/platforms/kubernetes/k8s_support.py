@@ -1,5 +1,6 @@
-"""Helpers of the kubernetes platform's tests (beside conftest.py; this folder is not a package, since
-its name would shadow the `kubernetes` client library)."""
+"""Helpers of the kubernetes platform's tests (beside conftest.py). The folder is the package
+tests.platforms.kubernetes: its name cannot shadow the `kubernetes` client library, because the
+repository root, not this folder, is what pytest puts on sys.path."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.workspace import Workspace
@@ -16,7 +19,17 @@ REPO = Path(__file__).resolve().parents[3]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 LOADER = f"{CLUSTER} load"
 
-
+# Known and open (issues 15 and 21): at a test's short windows the rules-v3 probe starts an attempt
+# every 0.2-0.3 s, while an attempt through the port-forward takes 200-370 ms here, so attempts
+# overlap; a stateful probe's overlapping attempts (cart setup and checkout for the one probe user)
+# then race each other into 400s with the app at rest, and probe-healthy-before or
+# recovery-probe-healthy can fail (seen: 2/36 and 4/21 failed). A verdict asserted on the cluster
+# at such windows is therefore expected to fail sometimes, not always: not strict.
+PROBE_OVERLAP = pytest.mark.xfail(
+    reason="rules-v3 probe attempts overlap the port-forward's round trip at short windows and a stateful "
+           "probe's overlapping attempts race into 400s at rest (open: issues 15 and 21)",
+    strict=False,
+)
 
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
