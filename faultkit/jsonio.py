@@ -63,3 +63,11 @@ def loads(text: str, where: str) -> Any:
 def load(path: Path, max_bytes: int = 16 * MAX_BYTES) -> Any:
     """A JSON file, read under the size and file-type limits of yamlio.read_text."""
     return loads(read_text(path, max_bytes), str(path))
+
+
+def load_image_map(path: Path) -> dict[str, str]:
+    """A file mapping each service to a prebuilt image reference ({"service": "image:tag"})."""
+    data = load(path)
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError(f"{path}: must map each service name to an image reference, as {{\"cart\": \"cart:1\"}}")
+    return data

@@ -27,6 +27,7 @@ from faultkit.campaigns.view import duration, render
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
+from faultkit.jsonio import load_image_map
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
 
@@ -185,7 +186,7 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
     _check_name("--name", name)
     if host_path is not None and not host_path.startswith("/"):
         raise UsageError(f"--host-path {host_path!r}: give an absolute folder of the node")
-    images = _app_images(app_images) if app_images else None
+    images = load_image_map(app_images) if app_images else None
     plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
                     window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
                     max_load=max_load, overheads=_overheads(ws))
@@ -202,16 +203,6 @@ def _check_name(option: str, name: str) -> None:
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
         raise UsageError(f"{option} {name!r}: use lowercase letters, digits and '-' (a Kubernetes name, "
                          "at most 42 characters)")
-
-
-def _app_images(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--app-images {path}: not a readable JSON file ({e})") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise UsageError(f"--app-images {path}: must map each service name to an image reference")
-    return data
 
 
 @campaign.command("image")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,8 @@ from typing import Any
 from rich.table import Table
 
 from faultkit.commands.common import console, print_json, workspace
-from faultkit.errors import InputError, UsageError
+from faultkit.errors import UsageError
+from faultkit.jsonio import load_image_map
 from faultkit.platforms.kubernetes import KubernetesPlatform
 
 
@@ -19,7 +19,7 @@ def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: st
        prometheus: str | None = None) -> None:
     if existing and not namespace:
         raise UsageError("--existing: name the namespace with --namespace NS")
-    images = _images(images_file) if images_file else None
+    images = load_image_map(images_file) if images_file else None
     platform = KubernetesPlatform(workspace(), kubeconfig=kubeconfig, context=context, namespace=namespace,
                                   adopt=adopt, loader=loader, images=images, existing=existing, prometheus=prometheus)
     where = f"namespace {adopt} (adopted)" if adopt else f"namespace {namespace or app}"
@@ -32,16 +32,6 @@ def up(app: str, replicas: int, timeout: float, namespace: str | None, adopt: st
                     f"ready in {time.time() - started:.1f}s")
     for site, other in platform.other_sites().items():
         console().print(f"  other site {site}: namespace {other.record().namespace} (observed, never changed)")
-
-
-def _images(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: not a readable JSON file ({e}); write {{\"service\": \"image:tag\"}}") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise InputError(f"{path}: must map each service name to an image reference")
-    return data
 
 
 def snapshot(platform: KubernetesPlatform) -> dict[str, Any]:
