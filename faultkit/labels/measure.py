@@ -13,8 +13,8 @@ from faultkit.validators import screening as sc
 
 
 def error_rate(window: Window, service: str) -> float:
-    """5xx per minute at one service, less the symptom probe's own failures (as screening counts)."""
-    failed, _ = sc.probe_failures(window)
+    """5xx per minute at one service, less the symptom probe's own server errors (as screening counts)."""
+    failed = sc.probe_server_errors(window)
     return round(max(0.0, sc.counter_delta(window, service, "5") - failed) / sc.minutes(window), 3)
 
 

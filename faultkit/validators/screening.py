@@ -119,10 +119,10 @@ def rate(window: Window, service: str, statuses: str) -> float:
 def error_rate(window: Window, scope: tuple[str, ...]) -> tuple[float, str]:
     """The largest 5xx-per-minute rate among the scope's services, and which service it was.
 
-    The symptom probe's own failed requests are taken off every service's count: the screen is
+    The symptom probe's own server errors are taken off every service's count: the screen is
     for what the workload suffers, and in a short window the probe alone could pass it.
     """
-    failed_probes, _ = probe_failures(window)
+    failed_probes = probe_server_errors(window)
     best = max(((max(0.0, counter_delta(window, s, "5") - failed_probes), s) for s in scope), default=(0.0, ""))
     return round(best[0] / minutes(window), 3), best[1]
 
@@ -174,6 +174,16 @@ def probe_failures(window: Samples) -> tuple[int, int]:
     results = [p["ok"] for p in (s["probe"] for s in window["samples"]) if p]
     results += [a["ok"] for a in window.get("probes", [])]
     return sum(1 for ok in results if not ok), len(results)
+
+
+def probe_server_errors(window: Samples) -> int:
+    """The probe's failed requests the app can have counted as server errors. v2 windows: every
+    failed probe, as they were sealed. v3 attempts: a 5xx answer, or none (the app may have answered
+    5xx after the probe gave up); a 4xx or a slow 200 is no server error and hides none of the
+    workload's (v3 makes up to 40 attempts a window, so taking every failure off hid the fault)."""
+    failed = sum(1 for p in (s["probe"] for s in window["samples"]) if p and not p["ok"])
+    return failed + sum(1 for a in window.get("probes", [])
+                        if not a["ok"] and (a["status"] is None or a["status"] >= 500))
 
 
 def all_ready(window: Samples, services: tuple[str, ...]) -> bool:

@@ -133,3 +133,19 @@ def test_the_rate_is_sized_by_the_window():
     assert shortest_window(2) == 6
     for window_s in (6, 8, 10, 20, 60, 300):
         assert window_s * 0.75 / probe_period(window_s, 2) >= PROBE_MIN_ATTEMPTS
+
+
+def test_only_the_probes_server_errors_come_off_the_workloads_count() -> None:
+    """A 400 or a slow 200 is no server error the app counted: taking them off the 5xx screen (up to
+    40 attempts a window under v3) would hide the workload's errors."""
+    from faultkit.validators.screening import error_rate, probe_server_errors
+
+    after = window("after-1", FAILING, t0=1100)
+    as_400: Window = {**after, "probes": [{"t": 1100.0 + k, "status": 400, "ok": False, "ms": 5} for k in range(60)]}
+    as_500: Window = {**after, "probes": [{"t": 1100.0 + k, "status": 500, "ok": False, "ms": 5} for k in range(60)]}
+    unanswered: Window = {**after, "probes": [{"t": 1100.0 + k, "status": None, "ok": False, "ms": 3000}
+                                              for k in range(60)]}
+    assert probe_server_errors(as_400) == 0 and error_rate(as_400, ("frontend", "cart")) == error_rate(after, (
+        "frontend", "cart"))
+    assert probe_server_errors(as_500) == probe_server_errors(unanswered) == 60
+    assert error_rate(as_500, ("frontend", "cart"))[0] < error_rate(after, ("frontend", "cart"))[0]
