@@ -6,8 +6,12 @@ window (past its first SETTLE_FRACTION), so the period is chosen to reach that c
 margin, never faster than MIN_PERIOD_S (the probe is extra traffic on the app; its requests are
 taken off the counted traffic by the screens) and never slower than the sampling interval.
 
-Attempts start on schedule whether or not the previous one answered (a probe timing out must not
-thin the count); each records when it started, its status, and its round-trip time.
+Attempts run one at a time, as a user's would: a probe with setup steps is stateful (it fills the
+probe user's cart, then checks out), and two attempts in flight at once race each other into
+failures with the app at rest (seen on a cluster, where an attempt takes longer than the period).
+A slow or timing-out attempt therefore delays the next; the probe rule counts such back-to-back
+failing attempts by the time they cover (validators/probe_rule.py). Each attempt records when it
+started, its status, and its round-trip time.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from faultkit.observe.window import ProbeAttempt, ProbeResult
 
@@ -38,37 +41,36 @@ def shortest_window(interval_s: float) -> float:
 
 
 class SymptomProber:
-    """Runs `attempt` every `period` seconds between start() and stop(); stop() returns every attempt."""
+    """Runs `attempt` every `period` seconds (or back to back, when one takes longer) between start()
+    and stop(); stop() returns every attempt."""
 
     def __init__(self, attempt: Callable[[], ProbeResult], period: float, timeout_s: float) -> None:
-        self.attempt, self.period = attempt, period
-        # enough threads for every attempt that can be in flight while one times out
-        self.pool = ThreadPoolExecutor(max_workers=max(2, math.ceil(timeout_s / period) + 2))
-        self.futures: list[tuple[float, Future[ProbeResult]]] = []
+        self.attempt, self.period, self.timeout_s = attempt, period, timeout_s
+        self.results: list[tuple[float, ProbeResult]] = []
         self.halt = threading.Event()
         self.thread: threading.Thread | None = None
 
     def start(self, at: float) -> None:
         self.halt.clear()
-        self.futures = []
+        self.results = []
         self.thread = threading.Thread(target=self._loop, args=(at,), daemon=True, name="symptom-probe")
         self.thread.start()
 
     def _loop(self, at: float) -> None:
         next_at = at
         while not self.halt.is_set():
-            self.futures.append((round(time.time(), 3), self.pool.submit(self.attempt)))
+            started = round(time.time(), 3)
+            self.results.append((started, self.attempt()))
             next_at = max(next_at + self.period, time.time())  # an overrun skips ticks, never bunches them
             self.halt.wait(max(0.0, next_at - time.time()))
 
     def stop(self) -> list[ProbeAttempt]:
-        """Stop starting attempts and wait for those in flight (each bounded by the probe's timeout)."""
+        """Stop starting attempts and wait for the one in flight (bounded by the probe's timeouts)."""
         self.halt.set()
         if self.thread:
             self.thread.join()
         out: list[ProbeAttempt] = []
-        for t, future in self.futures:
-            result = future.result()
+        for t, result in self.results:
             attempt: ProbeAttempt = {"t": t, "status": result["status"], "ok": result["ok"], "ms": result["ms"]}
             if "error" in result:
                 attempt["error"] = result["error"]
@@ -79,4 +81,3 @@ class SymptomProber:
 
     def close(self) -> None:
         self.halt.set()
-        self.pool.shutdown(wait=False, cancel_futures=True)

@@ -11,6 +11,9 @@ part of the time during the fault would credit repairs never made. So:
   PROBE_MIN_ATTEMPTS attempts, of which at least FAIL_SHARE (90%) failed. Why 20 and 90%: a probe
   that fails at random half the time meets 18 of 20 with probability 211/2^20 (about 2e-4) in one
   cycle, and the protocol's two counted cycles square that; with 10 attempts it would be 1%.
+  Attempts run one at a time (observe/probing.py), so a probe that times out makes fewer: failing
+  attempts that together cover COVERED_SHARE (90%) of the judged time, back to back, stand for
+  the count (the probe was failing all along, not by luck at a few moments).
 - probe-healthy-before: at most HEALTHY_MAX_FAIL_SHARE (5%) of the before window's attempts failed
   (the symptom must not be there already; one timeout on a shared machine is not a symptom).
 - recovery-probe-healthy: the same bound over the second half of the recovery window.
@@ -24,6 +27,7 @@ from faultkit.validators import screening as sc
 from faultkit.validators.screening import Rule
 
 FAIL_SHARE = 0.9
+COVERED_SHARE = 0.9
 HEALTHY_MAX_FAIL_SHARE = 0.05
 
 
@@ -82,8 +86,11 @@ def _detects_v3(before: Window, after: Window) -> list[Rule]:
     if "probes" not in after and "probes" not in before:
         return []  # an entry without a probe (none in this catalog): nothing to measure
     failed_b, n_b = tally(attempts_since(before, 0.0))
-    failed_a, n_a = tally(attempts_since(after, SETTLE_FRACTION))
-    slow = sum(1 for a in attempts_since(after, SETTLE_FRACTION) if a.get("slow"))
+    judged = attempts_since(after, SETTLE_FRACTION)
+    failed_a, n_a = tally(judged)
+    slow = sum(1 for a in judged if a.get("slow"))
+    covered = sum(a["ms"] for a in judged if not a["ok"]) / 1000 / (after["window_s"] * (1 - SETTLE_FRACTION))
+    enough = n_a >= PROBE_MIN_ATTEMPTS or (n_a > 0 and covered >= COVERED_SHARE)
     return [
         Rule(
             "probe-healthy-before",
@@ -94,12 +101,13 @@ def _detects_v3(before: Window, after: Window) -> list[Rule]:
         ),
         Rule(
             "probe-detects-fault",
-            n_a >= PROBE_MIN_ATTEMPTS and failed_a >= FAIL_SHARE * n_a,
+            enough and failed_a >= FAIL_SHARE * n_a,
             _share(failed_a, n_a),
-            f">= {FAIL_SHARE:.0%} failed of >= {PROBE_MIN_ATTEMPTS} attempts",
+            f">= {FAIL_SHARE:.0%} failed of >= {PROBE_MIN_ATTEMPTS} attempts, or of attempts failing back to back "
+            f"over >= {COVERED_SHARE:.0%} of the judged time",
             f"symptom probe after the first {SETTLE_FRACTION:.0%} of the after window (settling), "
-            f"every {after.get('probe_period_s', 0):g}s; {slow} too slow"
-            + ("" if n_a >= PROBE_MIN_ATTEMPTS else "; too few attempts to judge: use a longer window"),
+            f"every {after.get('probe_period_s', 0):g}s; {slow} too slow; failures cover {covered:.0%} of it"
+            + ("" if enough else "; too few attempts to judge: use a longer window"),
         ),
     ]
 

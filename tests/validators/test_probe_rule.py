@@ -149,3 +149,56 @@ def test_only_the_probes_server_errors_come_off_the_workloads_count() -> None:
         "frontend", "cart"))
     assert probe_server_errors(as_500) == probe_server_errors(unanswered) == 60
     assert error_rate(as_500, ("frontend", "cart"))[0] < error_rate(after, ("frontend", "cart"))[0]
+
+
+def test_timing_out_attempts_back_to_back_stand_for_the_count():
+    """One attempt at a time: a probe timing out at 3 s makes few attempts, and failures covering the
+    judged time detect; the same few attempts, fast and spread out, do not."""
+    data = inputs()
+    data["rules_version"] = 3
+    judged_s = SPAN_S * 0.75
+    n = int(judged_s // 3)
+    after = window("after-1", FAILING, t0=1100, logs=[log(10, "cart", MESSAGE)])
+    start = 1100 + SPAN_S * 0.25 + 0.01
+
+    def verdict(ms: int) -> dict:
+        probes: list[ProbeAttempt] = [{"t": round(start + 3 * k, 3), "status": None, "ok": False, "ms": ms}
+                                      for k in range(n)]
+        windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never),
+                   "after-1": {**after, "probes": probes},
+                   "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
+        stages = {"stages": [], "aborted": None, "current": None,
+                  "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True},
+                              "after": "after-1", "revert": {"ok": True}, "recovery": "recovery-1"}]}
+        return rule(judge(data, stages, windows), "probe-detects-fault")
+
+    assert n < PROBE_MIN_ATTEMPTS
+    assert verdict(3000)["passed"]
+    assert not verdict(5)["passed"]
+
+
+def test_the_prober_never_has_two_attempts_in_flight():
+    import threading
+    import time
+
+    from faultkit.observe.probing import SymptomProber
+
+    in_flight, most = 0, 0
+    lock = threading.Lock()
+
+    def slow_attempt() -> dict:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        time.sleep(0.3)
+        with lock:
+            in_flight -= 1
+        return {"status": 200, "ok": True, "ms": 300}
+
+    prober = SymptomProber(slow_attempt, period=0.05, timeout_s=1.0)
+    prober.start(time.time())
+    time.sleep(1.0)
+    attempts = prober.stop()
+    assert most == 1 and 3 <= len(attempts) <= 5
+    assert all(b["t"] - a["t"] >= 0.29 for a, b in zip(attempts, attempts[1:], strict=False))
