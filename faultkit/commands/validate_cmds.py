@@ -21,7 +21,7 @@ from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
-from faultkit.validators.screening import is_screening_criterion
+from faultkit.validators.screening import RULES_VERSION, is_screening_criterion
 from faultkit.validators.stability import Stable, validate_stable
 from faultkit.workspace import Workspace
 
@@ -51,14 +51,17 @@ platform_option = click.option("--platform", "platform_name", default="local", s
                    "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
               help="Load average per core above which a cycle measures the machine: the run ends as an error.")
+@click.option("--rules", "rules", type=click.Choice(["2", "3"]), default=str(RULES_VERSION), show_default=True,
+              help="Screening rules to judge by: 3 runs the probe on its own clock and asks for a share of failures "
+                   "(opt-in until the catalog is revalidated under it).")
 @click.option("--stability", "stability", metavar="WINDOW|same",
               help="When admitted, validate again at this window length (or `same`: an independent run) and "
                    "record that verdict beside the first; admitted once and not twice is flaky.")
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, max_load: float, stability: str | None, platform_name: str,
-                 as_json: bool) -> int:
+                 no_record: bool, key: Path | None, max_load: float, rules: str, stability: str | None,
+                 platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -70,7 +73,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
-                              limits=Limits(max_load_per_core=max_load))
+                              limits=Limits(max_load_per_core=max_load), rules=int(rules))
     if stability is not None and no_record:
         raise UsageError("--stability records both verdicts in the entry; drop --no-record")
     second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)

@@ -34,8 +34,10 @@ class WindowSpec:
 
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
-                 log_message: str | None = None) -> None:
+                 log_message: str | None = None, continuous_probe: bool = True) -> None:
         self.platform = platform
+        # rules v3: the probe on its own clock (probing.py); v2: one probe with each sample
+        self.continuous_probe = continuous_probe
         self.services = services
         self.probe = probe
         self.log_message = (log_message or "").lower()
@@ -64,12 +66,12 @@ class Sampler:
         end = start + spec.seconds
         next_at = start + spec.interval if lead else start
         period = probe_period(spec.seconds, spec.interval)
-        prober = self._prober(period) if self.probe else None
+        prober = self._prober(period) if self.probe and self.continuous_probe else None
         if prober:
             prober.start(start)
         self.meter.start()
         while True:
-            samples.append(self.sample(probe=False))
+            samples.append(self.sample(probe=not self.continuous_probe))
             now = time.time()
             if now >= end - 0.05:
                 break

@@ -85,7 +85,7 @@ def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: 
         "app": app,
         "platform": platform,
         "toolkit": __version__,
-        "rules_version": screening.RULES_VERSION,
+        "rules_version": params.rules,
         "params": {
             "window_s": params.window_s,
             "interval_s": params.interval_s,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from faultkit.errors import UsageError
 from faultkit.observe.load import Limits
+from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class ValidationParams:
     repeat: int = 2
     rollout_timeout_s: float = 60.0
     limits: Limits = field(default_factory=Limits)  # a cycle past them observed the machine: retried, not judged
+    rules: int = RULES_VERSION  # the screening rules it is judged by (v3: the probe on its own clock)
 
     def check(self) -> None:
         if self.window_s < self.interval_s:
@@ -22,5 +24,7 @@ class ValidationParams:
                 f"--window {self.window_s:g}s is shorter than the sampling interval "
                 f"({self.interval_s:g}s); use a window of at least {self.interval_s:g}s"
             )
+        if self.rules not in SUPPORTED_VERSIONS:
+            raise UsageError(f"--rules {self.rules}: this faultkit has rules {', '.join(map(str, SUPPORTED_VERSIONS))}")
         if self.repeat < 1:
             raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")

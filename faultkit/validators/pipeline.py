@@ -81,9 +81,10 @@ def validate(
     bundle.write("inputs.json", inputs_record(workspace, entry, snapshot, params, platform.name))
     if entry.code:
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
-    sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None)
+    sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
+                      continuous_probe=params.rules >= 3)
     sites = other_sites(platform)
-    others = SiteSamplers(sites, app.observed, entry.probe) if sites else None
+    others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3) if sites else None
     journal = Journal(workspace.state_dir / "journal.json")
     journal.begin(run_id, entry.id, platform.target())
     static = StaticStages(log, workspace, platform, entry, app, params.rollout_timeout_s)

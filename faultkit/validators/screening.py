@@ -27,7 +27,9 @@ from faultkit.observe.window import Point, ProbeAttempt, Sample, Window
 # Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under,
 # and the judge keeps every version in SUPPORTED_VERSIONS (v2: four probes a window, one failure
 # detects; v3: the probe on its own clock and a share of failures, validators/probe_rule.py).
-RULES_VERSION = 3
+# New validations use RULES_VERSION; v3 is opt-in (`validate --rules 3`) until the catalog has been
+# revalidated under it: at a test's short windows its probe rate meets stateful probes (issue 21).
+RULES_VERSION = 2
 SUPPORTED_VERSIONS = (2, 3)
 ERRORS_PER_MIN = 4.0
 NEW_ERROR_LOGS_PER_MIN = 10.0

@@ -32,8 +32,10 @@ def other_sites(platform: Platform) -> Mapping[str, Platform]:
 class SiteSamplers:
     """One sampler per other site; `observe` runs them beside the active site's window."""
 
-    def __init__(self, platforms: Mapping[str, Platform], services: tuple[str, ...], probe: Probe | None) -> None:
-        self.samplers = {site: Sampler(p, services, probe) for site, p in sorted(platforms.items())}
+    def __init__(self, platforms: Mapping[str, Platform], services: tuple[str, ...], probe: Probe | None,
+                 continuous_probe: bool) -> None:
+        self.samplers = {site: Sampler(p, services, probe, continuous_probe=continuous_probe)
+                         for site, p in sorted(platforms.items())}
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.samplers)))
 
     @property

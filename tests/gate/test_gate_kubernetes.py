@@ -20,7 +20,6 @@ import yaml
 from kubernetes import client, config
 
 from tests.helpers.cli import cli_env
-from tests.platforms.kubernetes.k8s_support import PROBE_OVERLAP
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
@@ -67,7 +66,6 @@ def catalog_repo(root: Path) -> git.Repo:
     return r
 
 
-@PROBE_OVERLAP
 @pytest.mark.timeout(1800)  # images built and checked, minishop up, one validation, down: minutes on a loaded machine
 def test_the_gate_job_validates_the_changed_fault_on_the_cluster(tmp_path: Path, kubeconfig: str) -> None:
     root = tmp_path / "catalog"

@@ -15,7 +15,7 @@ from faultkit.workspace import Workspace
 from tests.validators import shop
 
 PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30,
-                          limits=Limits(max_load_per_core=1e9))
+                          limits=Limits(max_load_per_core=1e9), rules=3)
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,11 @@ REPO = Path(__file__).resolve().parents[3]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 LOADER = f"{CLUSTER} load"
 
-# Known and open (issues 15 and 21): at a test's short windows the rules-v3 probe starts an attempt
-# every 0.2-0.3 s, while an attempt through the port-forward takes 200-370 ms here, so attempts
-# overlap; a stateful probe's overlapping attempts (cart setup and checkout for the one probe user)
-# then race each other into 400s with the app at rest, and probe-healthy-before or
-# recovery-probe-healthy can fail (seen: 2/36 and 4/21 failed). A verdict asserted on the cluster
-# at such windows is therefore expected to fail sometimes, not always: not strict.
-PROBE_OVERLAP = pytest.mark.xfail(
-    reason="rules-v3 probe attempts overlap the port-forward's round trip at short windows and a stateful "
-           "probe's overlapping attempts race into 400s at rest (open: issues 15 and 21)",
+# Known and open (issue 15): the six-fault sample has not yet been seen giving the recorded
+# verdicts on the cluster; every run so far ended overloaded (load 35 to 54 per core) or, under
+# rules v3, with stateful probe attempts racing each other. Not strict: it passes when it does.
+SAMPLE_UNPROVEN = pytest.mark.xfail(
+    reason="the six-fault sample has not yet been seen giving the recorded verdicts on the cluster (issue 15)",
     strict=False,
 )
 

@@ -20,7 +20,7 @@ import yaml
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
-from tests.platforms.kubernetes.k8s_support import PROBE_OVERLAP, REPO
+from tests.platforms.kubernetes.k8s_support import REPO, SAMPLE_UNPROVEN
 from tests.validators.test_catalog_sample import SAMPLE
 
 
@@ -34,7 +34,7 @@ def faultkit(shop: KubernetesPlatform, *args: str) -> subprocess.CompletedProces
     return run_cli(*args, cwd=REPO, env=env, timeout=900)
 
 
-@PROBE_OVERLAP
+@SAMPLE_UNPROVEN
 @pytest.mark.parametrize("fault_id", [f for pair in SAMPLE.values() for f in pair])
 def test_sampled_fault_gets_its_recorded_verdict_on_the_cluster(shop: KubernetesPlatform, tmp_path: Path,
                                                                 fault_id: str) -> None:

@@ -25,7 +25,7 @@ from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
-from tests.platforms.kubernetes.k8s_support import LOADER, PROBE_OVERLAP, REPO, ns_name
+from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 # two shops on a node shared by many runs: the machine's load is not what these tests are about
@@ -86,7 +86,6 @@ def test_up_runs_each_site_in_a_namespace_of_its_own(two_sites: KubernetesPlatfo
         assert counts and all(c is not None and sum(c.values()) > 0 for c in counts.values())
 
 
-@PROBE_OVERLAP
 def test_a_fault_in_site_a_shows_there_and_site_b_is_observed_unaffected(
         two_sites: KubernetesPlatform, tmp_path: Path, apps_api: client.AppsV1Api) -> None:
     ns_b = two_sites.other_sites()["site-b"].record().namespace

@@ -12,12 +12,10 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
-from tests.platforms.kubernetes.k8s_support import PROBE_OVERLAP
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 
 
-@PROBE_OVERLAP
 def test_a_config_fault_is_admitted_on_the_cluster_and_judged_alike(shop: KubernetesPlatform, tmp_path: Path,
                                                                      apps_api: client.AppsV1Api) -> None:
     ns = shop.record().namespace
