@@ -358,15 +358,19 @@ def stop(tag: str, action: str, container: str, pod_uid: str) -> dict[str, objec
 
 
 def serve() -> None:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    while True:
-        time.sleep(3600)
+    """Wait, as the DaemonSet's main process, until the kubelet asks it to stop. As PID 1 it gets no
+    default signal action, so it waits for SIGTERM (or SIGINT) itself and then returns."""
+    stopping = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+    signal.sigwait(stopping)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["serve"]:
             serve()
+            return 0
         if argv[:1] == ["start"] and len(argv) == 6:
             out = start(argv[1], argv[2], argv[3], argv[4], json.loads(argv[5]))
         elif argv[:1] == ["stop"] and len(argv) == 5:
@@ -382,4 +386,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
