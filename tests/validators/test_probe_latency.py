@@ -11,6 +11,7 @@ import pytest
 from faultkit.observe.load import Limits
 from faultkit.observe.probing import PROBE_MIN_ATTEMPTS, probe_period
 from faultkit.validators.pipeline import ValidationParams, validate
+from faultkit.validators.probe_rule import COVERED_SHARE
 from faultkit.workspace import Workspace
 from tests.validators import shop
 
@@ -64,7 +65,10 @@ def test_a_latency_bound_probe_detects_a_delay_that_returns_no_errors(running):
         assert probe_rule(verdict, name)["passed"], probe_rule(verdict, name)
     # the rate is sized by the window: an 8 s window at 1 s sampling probes every 0.24 s, not 4 times
     assert after["probe_period_s"] == probe_period(8, 1) == 0.24
-    assert len(judged) >= PROBE_MIN_ATTEMPTS
+    # one attempt at a time: each slow attempt delays the next, so few attempts run, back to back
+    # over the judged time (they stand for the count), or the full count when they are quick
+    covered = sum(a["ms"] for a in judged if not a["ok"]) / 1000 / (0.75 * after["window_s"])
+    assert len(judged) >= PROBE_MIN_ATTEMPTS or covered >= COVERED_SHARE, (len(judged), covered)
     assert not (ws.state_dir / "journal.json").exists()
 
 

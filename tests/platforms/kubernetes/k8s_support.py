@@ -21,11 +21,14 @@ LOADER = f"{CLUSTER} load"
 
 # Known and open (issue 15): the six-fault sample has not yet been seen giving the recorded
 # verdicts on the cluster; every run so far ended overloaded (load 35 to 54 per core) or, under
-# rules v3, with stateful probe attempts racing each other. Not strict: it passes when it does.
-SAMPLE_UNPROVEN = pytest.mark.xfail(
-    reason="the six-fault sample has not yet been seen giving the recorded verdicts on the cluster (issue 15)",
-    strict=False,
-)
+# rules v3, with stateful probe attempts racing each other. It takes about 12 minutes of the CI's
+# 90, and an unproven result is not worth them: `long` (run it with `pytest -m long`), and not
+# strict when run.
+SAMPLE_UNPROVEN = [
+    pytest.mark.long,
+    pytest.mark.xfail(reason="the six-fault sample has not yet been seen giving the recorded verdicts on the "
+                             "cluster (issue 15)", strict=False),
+]
 
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:

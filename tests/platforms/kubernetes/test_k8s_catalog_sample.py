@@ -34,7 +34,9 @@ def faultkit(shop: KubernetesPlatform, *args: str) -> subprocess.CompletedProces
     return run_cli(*args, cwd=REPO, env=env, timeout=900)
 
 
-@SAMPLE_UNPROVEN
+pytestmark = SAMPLE_UNPROVEN
+
+
 @pytest.mark.parametrize("fault_id", [f for pair in SAMPLE.values() for f in pair])
 def test_sampled_fault_gets_its_recorded_verdict_on_the_cluster(shop: KubernetesPlatform, tmp_path: Path,
                                                                 fault_id: str) -> None:
