@@ -86,8 +86,9 @@ def kill_during(p: KubernetesPlatform, fault: str, stage: str, evidence: Path) -
             if current and (not seen or seen[-1] != current):
                 seen.append(current)
             if current and current.startswith(stage):
-                if stage.endswith(":applying"):
-                    time.sleep(1.0)  # into the middle of the rollout the change started
+                if stage.endswith(":applying") and fault != DIRECT:
+                    time.sleep(1.0)  # into the middle of the rollout the change started (an action has none:
+                    # stopping it takes the agent a second or so, and the kill must land inside that)
                 os.kill(proc.pid, signal.SIGKILL)
                 break
             if proc.poll() is not None:
