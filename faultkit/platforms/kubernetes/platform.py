@@ -27,6 +27,7 @@ from __future__ import annotations
 import shlex
 import time
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client
@@ -171,6 +172,12 @@ class KubernetesPlatform:
         rec = self.owner.require()
         return {"platform": self.name, "server": rec.server, "context": rec.context, "namespace": rec.namespace,
                 "namespace_uid": rec.namespace_uid, **sites.target_fields(self)}
+
+    def at_site(self, state_dir: Path) -> KubernetesPlatform:
+        """The same cluster, context, loader and app over another state folder (another site's instance)."""
+        return KubernetesPlatform(Workspace(root=self.workspace.root, state_dir=state_dir),
+                                  kubeconfig=self.conn.kubeconfig, context=self.conn.context,
+                                  loader=self.loader_text or None, app=self.default_app)
 
     def other_sites(self) -> dict[str, KubernetesPlatform]:
         """A two-site app's other sites (observed by the validator, never changed), by site name."""

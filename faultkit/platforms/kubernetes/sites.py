@@ -16,18 +16,33 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes import apply
+from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.platforms.kubernetes.namespaces import Namespaces
-from faultkit.platforms.kubernetes.ownership import CREATED
+from faultkit.platforms.kubernetes.ownership import CREATED, Ownership
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
 
-if TYPE_CHECKING:
-    from faultkit.platforms.kubernetes.platform import KubernetesPlatform
+
+class SiteHost(Protocol):
+    """What this module needs of the platform (a protocol, so the platform imports this module and
+    not the other way round)."""
+
+    owner: Ownership
+    conn: Connection
+    workspace: Workspace
+    loader_text: str
+
+    def at_site(self: _H, state_dir: Path) -> _H: ...
+    def _wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None: ...
+    def down(self) -> None: ...
+
+
+_H = TypeVar("_H", bound=SiteHost)
 
 
 @dataclass(frozen=True)
@@ -54,11 +69,11 @@ def plan(desc: AppDescriptor, name: str) -> SitePlan | None:
     return SitePlan(active, namespaces)
 
 
-def _path(platform: KubernetesPlatform) -> Path:
+def _path(platform: SiteHost) -> Path:
     return platform.owner.base / "sites.json"
 
 
-def read(platform: KubernetesPlatform) -> SitePlan | None:
+def read(platform: SiteHost) -> SitePlan | None:
     try:
         data = json.loads(_path(platform).read_text())
     except FileNotFoundError:
@@ -69,19 +84,15 @@ def read(platform: KubernetesPlatform) -> SitePlan | None:
     return SitePlan(str(data["active"]), {str(k): str(v) for k, v in data["namespaces"].items()})
 
 
-def write(platform: KubernetesPlatform, sites: SitePlan) -> None:
+def write(platform: SiteHost, sites: SitePlan) -> None:
     platform.owner.base.mkdir(parents=True, exist_ok=True)
     atomic_write(_path(platform), json.dumps({"active": sites.active, "namespaces": sites.namespaces},
                                              indent=2) + "\n")
 
 
-def site_platform(platform: KubernetesPlatform, site: str) -> KubernetesPlatform:
+def site_platform(platform: _H, site: str) -> _H:
     """The platform of one other site: its own state folder, the same cluster, context and loader."""
-    from faultkit.platforms.kubernetes.platform import KubernetesPlatform
-
-    ws = Workspace(root=platform.workspace.root, state_dir=platform.owner.base / "sites" / site)
-    return KubernetesPlatform(ws, kubeconfig=platform.conn.kubeconfig, context=platform.conn.context,
-                              loader=platform.loader_text or None, app=platform.default_app)
+    return platform.at_site(platform.owner.base / "sites" / site)
 
 
 def scaled(objs: list[dict[str, Any]], replicas: int) -> list[dict[str, Any]]:
@@ -92,7 +103,7 @@ def scaled(objs: list[dict[str, Any]], replicas: int) -> list[dict[str, Any]]:
     return objs
 
 
-def apply_others(platform: KubernetesPlatform, desc: AppDescriptor, sites: SitePlan, images: dict[str, str],
+def apply_others(platform: SiteHost, desc: AppDescriptor, sites: SitePlan, images: dict[str, str],
                  replicas: int) -> list[tuple[str, list[dict[str, Any]]]]:
     """Create every other site's namespace and apply the manifests there, with the active site's
     images; returns what `wait_others` waits for. Each namespace is recorded as faultkit's as soon as
@@ -111,13 +122,13 @@ def apply_others(platform: KubernetesPlatform, desc: AppDescriptor, sites: SiteP
     return applied
 
 
-def wait_others(platform: KubernetesPlatform, desc: AppDescriptor, applied: list[tuple[str, list[dict[str, Any]]]],
+def wait_others(platform: SiteHost, desc: AppDescriptor, applied: list[tuple[str, list[dict[str, Any]]]],
                 timeout: float) -> None:
     for ns, objs in applied:
         platform._wait_all(desc, ns, objs, timeout)  # the active site's digests: the same images
 
 
-def others(platform: KubernetesPlatform) -> dict[str, KubernetesPlatform]:
+def others(platform: _H) -> dict[str, _H]:
     """The other sites' platforms, by site name (empty for a one-site app)."""
     sites = read(platform)
     if sites is None:
@@ -125,14 +136,14 @@ def others(platform: KubernetesPlatform) -> dict[str, KubernetesPlatform]:
     return {site: site_platform(platform, site) for site, _ in sites.others}
 
 
-def down_others(platform: KubernetesPlatform) -> None:
+def down_others(platform: SiteHost) -> None:
     """Delete every other site's namespace (each only if it is still the one faultkit created)."""
     for other in others(platform).values():
         other.down()
     _path(platform).unlink(missing_ok=True)
 
 
-def target_fields(platform: KubernetesPlatform) -> dict[str, str]:
+def target_fields(platform: SiteHost) -> dict[str, str]:
     """`sites` for the platform's target: every site's namespace, the active one first."""
     sites = read(platform)
     if sites is None:
