@@ -124,14 +124,35 @@ class Linter:
 
     def result(self, path: Path) -> tuple[str, FileLint]:
         """(display name, result) of one file, from the cache when its key and dependencies match."""
+        return self.results([path])[0]
+
+    def results(self, paths: Iterable[Path], jobs: int = 0) -> list[tuple[str, FileLint]]:
+        """result() of each path, in order. When many files miss the cache, they are checked on
+        `jobs` processes (0: one per core the process may use), as ruff checks a cold repository."""
+        looked = [self._lookup(p) for p in paths]
+        checked = iter(checked_all(self, [m for _, m in looked if isinstance(m, _Miss)], jobs))
+        out = []
+        for name, found in looked:
+            if isinstance(found, _Miss):
+                fresh, entry = next(checked)
+                if entry is not None:
+                    self._entries[name] = entry
+                if found.key is not None and self.pack is not None:
+                    self.pack.put(found.key, fresh)
+                found = fresh
+            out.append((name, found))
+        return out
+
+    def _lookup(self, path: Path) -> tuple[str, FileLint | _Miss]:
+        """The cached result of one file, or what checking it afresh needs."""
         name = display(path, self.workspace)
         self._paths[name] = path
         if self.pack is None:
-            return name, self._fresh(path)
+            return name, _Miss(name, path)
         try:
             st = os.stat(path)
         except OSError:
-            return name, self._fresh(path)  # missing or unreadable: the loader says so, nothing to cache
+            return name, _Miss(name, path)  # missing or unreadable: the loader says so, nothing to cache
         status = stat_of(st)
         known = self.pack.known_digest(name, status) if stat.S_ISREG(st.st_mode) else None
         if known is not None:  # a settled file with the very status it had when it was read: not read again
@@ -142,7 +163,7 @@ class Linter:
         try:
             content = read_bytes(path)  # never a FIFO or a device: those would hang the read
         except FaultkitError:
-            return name, self._fresh(path)  # a folder, not regular, too large: the loader says so
+            return name, _Miss(name, path)  # a folder, not regular, too large: the loader says so
         content_digest = digest(content)
         self.pack.remember(name, status, content_digest, time.time_ns())
         key = key_of(self.pack.env, name, content_digest)
@@ -150,9 +171,7 @@ class Linter:
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
             self.cached += 1
             return name, hit
-        fresh = self._fresh(path, content)
-        self.pack.put(key, fresh)
-        return name, fresh
+        return name, _Miss(name, path, content, key)
 
     def report(self, given: list[tuple[str, FileLint]], rest: list[tuple[str, FileLint]], strict: bool) -> Report:
         """Findings of the given files and the invariants, blaming a given file over one of the rest."""
@@ -182,27 +201,53 @@ class Linter:
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
 
-    def _fresh(self, path: Path, content: bytes | None = None) -> FileLint:
+    def check(self, miss: _Miss) -> tuple[FileLint, Entry | None]:
+        """One file checked afresh: its result, and its entry when it is valid."""
         ctx = self._context()
-        item, findings = load_entry_file(path, self.workspace, content)
+        item, findings = load_entry_file(miss.path, self.workspace, miss.content)
         for file_rule in self._file_rules:
             findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:
-            return FileLint(tuple(findings), None)
-        self._entries[item.file] = item.entry
+            return FileLint(tuple(findings), None), None
         findings.extend(_entry_findings(ctx, item, self._entry_rules))
         read = [item.entry.code.patch] if item.entry.code else []
         v = item.entry.validation
         if EVIDENCE_RULES and v is not None and v.bundle:
             read += [f"{v.bundle}/MANIFEST.json", f"{v.bundle}/labels.json"]
         deps = tuple((rel, self._dep(rel)) for rel in read)
-        return FileLint(tuple(findings), Facts.of(item), deps)
+        return FileLint(tuple(findings), Facts.of(item), deps), item.entry
 
     def _dep(self, rel: str) -> str:
         """The digest of a file a result read (a patch), once per run; "-" when it is unreadable."""
         if rel not in self._deps:
             self._deps[rel] = _dep_digest(self.workspace.root, rel)
         return self._deps[rel]
+
+
+@dataclass(frozen=True)
+class _Miss:
+    """A file the cache cannot answer: checked afresh, then cached under `key` (None: not cacheable)."""
+
+    name: str
+    path: Path
+    content: bytes | None = None
+    key: str | None = None
+
+
+# Below this many files to check afresh, a second process costs more (its start, the results sent
+# back) than it saves; a cold 1,000-entry catalog is four times over it.
+PARALLEL_FROM = 250
+
+
+def checked_all(linter: Linter, misses: list[_Miss], jobs: int = 0) -> list[tuple[FileLint, Entry | None]]:
+    """linter.check of every miss, in order: on forked processes when they are many."""
+    n = jobs or len(os.sched_getaffinity(0))
+    if n < 2 or len(misses) < PARALLEL_FROM or not hasattr(os, "fork"):
+        return [linter.check(m) for m in misses]
+    from faultkit.catalog import lint_workers
+
+    linter._context()  # the rules and their context built once, then inherited by every worker
+    return lint_workers.map_forked(linter.check, misses, n)
 
 
 def _dep_digest(root: Path, rel: str) -> str:
@@ -218,15 +263,16 @@ def _dep_digest(root: Path, rel: str) -> str:
     return file_digest(real) if real.is_relative_to(root) and real.is_file() else "-"
 
 
-def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False, store: Store | None = None) -> Report:
+def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False, store: Store | None = None,
+         jobs: int = 0) -> Report:
     files = discover(workspace, paths)
     linter = Linter(workspace, store)
-    given = [linter.result(f) for f in files]
+    given = linter.results(files, jobs)
     rest: list[tuple[str, FileLint]] = []
     if files and paths:
         # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
         seen = {name for name, _ in given}
-        rest = [r for r in map(linter.result, discover(workspace)) if r[0] not in seen]
+        rest = [r for r in linter.results(discover(workspace), jobs) if r[0] not in seen]
     report = linter.report(given, rest, strict)
     linter.save()
     return report

@@ -88,7 +88,7 @@ def run_gate(workspace: Workspace, base: str, validator: Validator | None = None
              store: Store | None = None) -> GateResult:
     ch = changes(workspace, base)
     linter = Linter(workspace, store)
-    every = dict(linter.result(p) for p in discover(workspace))  # cached facts: the catalog's index
+    every = dict(linter.results(discover(workspace)))  # cached facts: the catalog's index
     why = dict.fromkeys(ch.entries, "changed")
     users = entries_using(every, ch.patches)
     for file, patch in users.items():

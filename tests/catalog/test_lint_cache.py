@@ -216,3 +216,27 @@ def test_the_checked_descriptor_is_kept_so_one_changed_entry_does_not_parse_it(c
     _change_descriptor(catalog)  # a new descriptor is a new environment: its old side file goes
     lint(catalog, store=store(catalog))
     assert len(loads) == 3 and len(list((catalog.root / CACHE_DIR).glob("app-*-minishop.json"))) == 1
+
+
+def test_a_lint_on_forked_processes_reports_what_one_process_does(catalog, monkeypatch):
+    """A cold lint of many files checks them on every core (issue 20): the same findings, entries
+    and facts, in the same order, with and without the cache."""
+    for i in range(30, 60):
+        write_entry(catalog, port_entry(i))
+    monkeypatch.setattr(lint_module, "PARALLEL_FROM", 4)  # forked from four misses, not 250
+    one = lint(catalog, jobs=1)
+    two = lint(catalog, jobs=2)
+    assert one.files == two.files == 42 and one.errors > 0
+    assert (one.findings, one.entries, one.facts) == (two.findings, two.entries, two.facts)
+    cold = lint(catalog, store=store(catalog), jobs=2)
+    warm = lint(catalog, store=store(catalog), jobs=2)
+    assert warm.cached == 42 and cold.findings == warm.findings == one.findings
+
+
+def test_forked_workers_check_every_item_in_order():
+    from faultkit.catalog.lint_workers import map_forked
+
+    pids = map_forked(lambda _: os.getpid(), list(range(10)), 2)
+    assert len(pids) == 10 and os.getpid() not in pids  # checked in the workers, not the parent
+    assert len(set(pids[:5])) == len(set(pids[5:])) == 1  # each share on one process
+    assert map_forked(lambda i: i * i, list(range(7)), 3) == [i * i for i in range(7)]
