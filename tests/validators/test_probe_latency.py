@@ -11,7 +11,7 @@ import pytest
 from faultkit.observe.load import Limits
 from faultkit.observe.probing import PROBE_MIN_ATTEMPTS, probe_period
 from faultkit.validators.pipeline import ValidationParams, validate
-from faultkit.validators.probe_rule import COVERED_SHARE
+from faultkit.validators.probe_rule import COVERED_SHARE, failing_share
 from faultkit.workspace import Workspace
 from tests.validators import shop
 
@@ -67,7 +67,8 @@ def test_a_latency_bound_probe_detects_a_delay_that_returns_no_errors(running):
     assert after["probe_period_s"] == probe_period(8, 1) == 0.24
     # one attempt at a time: each slow attempt delays the next, so few attempts run, back to back
     # over the judged time (they stand for the count), or the full count when they are quick
-    covered = sum(a["ms"] for a in judged if not a["ok"]) / 1000 / (0.75 * after["window_s"])
+    covered = failing_share(judged, after["start"] + 0.25 * after["window_s"], after["start"] + after["window_s"],
+                            after["probe_period_s"])
     assert len(judged) >= PROBE_MIN_ATTEMPTS or covered >= COVERED_SHARE, (len(judged), covered)
     assert not (ws.state_dir / "journal.json").exists()
 

@@ -177,6 +177,36 @@ def test_timing_out_attempts_back_to_back_stand_for_the_count():
     assert not verdict(5)["passed"]
 
 
+def test_failing_attempts_run_back_to_back_cover_the_time_between_them():
+    """The cluster's 8 s windows: checkouts of 0.1 to 0.4 s at a 0.24 s period make fewer than 20
+    attempts, quick ones waiting out the period and slow ones starting the next at once. Each covers
+    until the next starts, so a probe failing throughout detects; two passing attempts do not."""
+    data = inputs()
+    data["rules_version"] = 3
+    period = SPAN_S * 0.75 / 25  # the prober's period for this window: 25 judged attempts
+    t, probes = 1100 + SPAN_S * 0.25 + 0.01, []
+    while t < 1100 + SPAN_S:
+        ms = 1000 if len(probes) % 2 else 3200  # a quick one, then one longer than the period
+        probes.append({"t": round(t, 3), "status": 500, "ok": False, "ms": ms})
+        t += max(ms / 1000, period) + 0.02
+    assert len(probes) < PROBE_MIN_ATTEMPTS
+    after = {**window("after-1", FAILING, t0=1100, logs=[log(10, "cart", MESSAGE)]), "probe_period_s": period}
+
+    def verdict(attempts: list[ProbeAttempt]) -> dict:
+        windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never),
+                   "after-1": {**after, "probes": attempts},
+                   "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
+        stages = {"stages": [], "aborted": None, "current": None,
+                  "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True},
+                              "after": "after-1", "revert": {"ok": True}, "recovery": "recovery-1"}]}
+        return rule(judge(data, stages, windows), "probe-detects-fault")
+
+    assert verdict(probes)["passed"], verdict(probes)
+    assert "failures cover 100%" in verdict(probes)["detail"]  # by their run time alone: 84%
+    two_pass = [{**a, "status": 200, "ok": True} if k in (6, 12) else a for k, a in enumerate(probes)]
+    assert not verdict(two_pass)["passed"]
+
+
 def test_the_prober_never_has_two_attempts_in_flight():
     import threading
     import time
