@@ -23,12 +23,8 @@ from tests.validators import shop
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, object]]:
-    ws = shop.make_workspace(tmp_path_factory.mktemp("shop"))
-    platform = shop.start(ws)
-    try:
-        yield ws, platform
-    finally:
-        platform.down()
+    with shop.running(tmp_path_factory.mktemp("shop")) as up:
+        yield up
 
 
 @pytest.mark.timeout(600)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,17 @@ def start(ws: Workspace) -> LocalPlatform:
     platform = LocalPlatform(ws, environ=env_for(ws))
     platform.up("minishop", timeout=120)
     return platform
+
+
+@contextmanager
+def running(root: Path) -> Iterator[tuple[Workspace, LocalPlatform]]:
+    """A minishop up in a new catalog repository at `root` for the `with` block, then down."""
+    ws = make_workspace(root)
+    platform = start(ws)
+    try:
+        yield ws, platform
+    finally:
+        platform.down()
 
 
 def write_patch(ws: Workspace, fault_id: str, rel: str, *replacements: tuple[str, str]) -> str:

@@ -29,12 +29,8 @@ SAMPLE = {
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    ws = shop.make_workspace(tmp_path_factory.mktemp("sample"))
-    platform = shop.start(ws)
-    try:
+    with shop.running(tmp_path_factory.mktemp("sample")) as (ws, _):
         yield ws
-    finally:
-        platform.down()
 
 
 def faultkit(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:

@@ -21,12 +21,8 @@ PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, object]]:
-    ws = shop.make_workspace(tmp_path_factory.mktemp("shop"))
-    platform = shop.start(ws)
-    try:
-        yield ws, platform
-    finally:
-        platform.down()
+    with shop.running(tmp_path_factory.mktemp("shop")) as up:
+        yield up
 
 
 def frontend_delayed(ws: Workspace, bound: int | None) -> str:

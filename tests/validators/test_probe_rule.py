@@ -54,6 +54,11 @@ def run(after_fails: Callable[[int], bool], before_fails: Callable[[int], bool] 
                                slow=slow),
         "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), recovery_fails),
     }
+    return dict(judge_one(data, windows))
+
+
+def judge_one(data: dict, windows: dict[str, Window]) -> dict:
+    """The verdict of one counted cycle over the windows before-1, after-1 and recovery-1."""
     stages = {"stages": [], "aborted": None, "current": None,
               "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True}, "after": "after-1",
                           "revert": {"ok": True}, "recovery": "recovery-1"}]}
@@ -102,10 +107,7 @@ def test_too_few_attempts_cannot_admit():
     after = {**after, "probes": attempts(1100 + SPAN_S * 0.25 + 0.01, always, period=period, span=SPAN_S * 0.75)}
     windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never), "after-1": after,
                "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
-    stages = {"stages": [], "aborted": None, "current": None,
-              "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True}, "after": "after-1",
-                          "revert": {"ok": True}, "recovery": "recovery-1"}]}
-    r = rule(judge(data, stages, windows), "probe-detects-fault")
+    r = rule(judge_one(data, windows), "probe-detects-fault")
     assert not r["passed"] and r["measured"] == f"{n}/{n} failed (100%)" and "too few attempts" in r["detail"]
 
 
@@ -167,10 +169,7 @@ def test_timing_out_attempts_back_to_back_stand_for_the_count():
         windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never),
                    "after-1": {**after, "probes": probes},
                    "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
-        stages = {"stages": [], "aborted": None, "current": None,
-                  "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True},
-                              "after": "after-1", "revert": {"ok": True}, "recovery": "recovery-1"}]}
-        return rule(judge(data, stages, windows), "probe-detects-fault")
+        return rule(judge_one(data, windows), "probe-detects-fault")
 
     assert n < PROBE_MIN_ATTEMPTS
     assert verdict(3000)["passed"]
@@ -196,10 +195,7 @@ def test_failing_attempts_run_back_to_back_cover_the_time_between_them():
         windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never),
                    "after-1": {**after, "probes": attempts},
                    "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
-        stages = {"stages": [], "aborted": None, "current": None,
-                  "cycles": [{"index": 1, "counted": True, "before": "before-1", "inject": {"ok": True},
-                              "after": "after-1", "revert": {"ok": True}, "recovery": "recovery-1"}]}
-        return rule(judge(data, stages, windows), "probe-detects-fault")
+        return rule(judge_one(data, windows), "probe-detects-fault")
 
     assert verdict(probes)["passed"], verdict(probes)
     assert "failures cover 100%" in verdict(probes)["detail"]  # by their run time alone: 84%

@@ -41,15 +41,11 @@ HOLD_AT = Path(__file__).with_name("hold_at.py")  # runs validate() with a hook 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, object]]:
-    ws = shop.make_workspace(tmp_path_factory.mktemp("recover"))
-    platform = shop.start(ws)
-    shop.checkout_shipping_field(ws)
-    shop.cart_store_port(ws)
-    shop.cartstore_frozen(ws)
-    try:
+    with shop.running(tmp_path_factory.mktemp("recover")) as (ws, platform):
+        shop.checkout_shipping_field(ws)
+        shop.cart_store_port(ws)
+        shop.cartstore_frozen(ws)
         yield ws, platform
-    finally:
-        platform.down()
 
 
 def snapshot(platform) -> dict:

@@ -16,12 +16,8 @@ from tests.validators import shop
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    ws = shop.make_workspace(tmp_path_factory.mktemp("shop"))
-    platform = shop.start(ws)
-    try:
+    with shop.running(tmp_path_factory.mktemp("shop")) as (ws, _):
         yield ws
-    finally:
-        platform.down()
 
 
 def test_admitted_once_and_rejected_at_the_second_window_stays_out_of_the_release(running):
