@@ -43,6 +43,10 @@ def validate_args(plan: Plan, fault: PlannedFault, bundles: Path) -> list[str]:
             "--timeout", f"{max(600.0, 3 * fault.expected_s):g}"]
     if plan.max_load is not None:
         args += ["--max-load", f"{plan.max_load:g}"]
+    if plan.rules is not None:
+        args += ["--rules", str(plan.rules)]
+    if plan.stability is not None:
+        args += ["--stability", plan.stability]
     return args
 
 
@@ -116,10 +120,27 @@ def run_fault(instance: AppInstance, plan: Plan, fault: PlannedFault, bundles: P
         return RunResult("interrupted", None, run, "the campaign was stopped during this run", wall)
     if verdict is None:
         return RunResult("crashed", None, run, last or f"validate exited {child.returncode} without a verdict", wall)
+    stable = stable_result(Path(f"{stem}.out")) if plan.stability is not None else None
+    extra: dict[str, Any] = {}
+    if stable is not None:  # two runs: the first (admitting) bundle, judged with the second beside it
+        first, second = stable["first"], stable.get("second") or {}
+        run, verdict, extra = Path(first["bundle"]), {**first, "status": stable["status"]}, {
+            "stability": second.get("status")}
+        if second.get("bundle") and stable["status"] == "aborted":
+            run = Path(second["bundle"])  # the second run ended: its machine record says why
     status = str(verdict.get("status"))
     if status == "aborted" and overloaded(run):
         status = "overloaded"
-    return RunResult(status, brief(verdict), run, last or verdict.get("summary", ""), wall)
+    return RunResult(status, brief(verdict) | extra, run, last or verdict.get("summary", ""), wall)
+
+
+def stable_result(out: Path) -> dict[str, Any] | None:
+    """What `validate --stability --json` printed: the combined status and both verdicts."""
+    try:
+        data = json.loads(out.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("first"), dict) else None
 
 
 def overloaded(run: Path | None) -> bool:

@@ -37,6 +37,14 @@ def campaign() -> None:
     """Validate many faults in parallel over isolated app instances, resumable after any crash."""
 
 
+def _stability(stability: str | None) -> str | None:
+    """--stability as validate takes it, checked now rather than in every worker's first run."""
+    if stability in (None, "same"):
+        return stability
+    seconds(stability)  # a usage error naming the bad length
+    return stability
+
+
 def _overheads(ws: Workspace) -> Overheads:
     return measure([ws.evidence_dir])
 
@@ -61,11 +69,16 @@ def _overheads(ws: Workspace) -> Overheads:
 @click.option("--keep-up", is_flag=True, help="Leave the instances running at the end.")
 @click.option("--namespace-prefix", "prefix", default=None,
               help="kubernetes: instance k runs in namespace PREFIX-k (default fk-<app>-<digest of the folder>).")
+@click.option("--rules", type=click.Choice(["2", "3"]), default=None,
+              help="Screening rules each validation judges by (passed to validate; default: its own).")
+@click.option("--stability", metavar="WINDOW|same",
+              help="Validate each admitted fault again at this window length, or `same` (passed to validate).")
 @platform_option
 @json_option
 def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
             interval: str, repeat: int, attempts: int, max_load: float | None, folder: Path | None,
-            resume: Path | None, keep_up: bool, prefix: str | None, platform_name: str, as_json: bool) -> int:
+            resume: Path | None, keep_up: bool, prefix: str | None, rules: str | None, stability: str | None,
+            platform_name: str, as_json: bool) -> int:
     """Validate faults over N isolated instances, longest expected first; resumable.
 
     Exits 0 when every fault is admitted, 1 when any is rejected, flaky or ended in an error.
@@ -74,9 +87,9 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
     """
     ws = workspace()
     if resume is not None:
-        if app or faults or all_faults or since or folder:
+        if app or faults or all_faults or since or folder or rules or stability:
             raise UsageError("--resume DIR continues that folder's plan; drop --app, --fault, --all, "
-                             "--changed-since and --dir")
+                             "--changed-since, --dir, --rules and --stability")
         folder, plan = resume, Plan.read(resume)
     else:
         if not app:
@@ -91,7 +104,8 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
         plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=platform_name,
                         window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
                         max_load=max_load, overheads=_overheads(ws),
-                        namespace_prefix=prefix if platform_name == "kubernetes" else None)
+                        namespace_prefix=prefix if platform_name == "kubernetes" else None,
+                        rules=int(rules) if rules else None, stability=_stability(stability))
         folder.mkdir(parents=True, exist_ok=True)
         plan.write(folder)
     board = Board(plan)

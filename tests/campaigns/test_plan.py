@@ -15,6 +15,7 @@ from faultkit.campaigns import timing
 from faultkit.campaigns.plan import Plan, catalog_faults, new_plan, select
 from faultkit.campaigns.projection import makespan, project, scale
 from faultkit.campaigns.state import Attempt, FaultState, FaultStore, locked
+from faultkit.campaigns.worker import validate_args
 from faultkit.errors import InputError, UsageError
 from faultkit.workspace import Workspace
 
@@ -54,6 +55,22 @@ def test_plan_survives_a_round_trip_through_its_file(tmp_path):
     plan.write(tmp_path)
     assert Plan.read(tmp_path) == plan
     assert len(plan.faults) == len(catalog_faults(SHIPPED, "minishop"))
+
+
+def test_rules_and_stability_reach_every_validation(tmp_path):
+    """A revalidation under rules v3 at two windows (issue 21) is one campaign: each worker's
+    validate gets both; a plan written before they existed reads as validate's defaults."""
+    over = timing.measure([REPO / "evidence"])
+    plan = new_plan(SHIPPED, "minishop", ("minishop-checkout-instance-failure",), False, None, workers=1,
+                    platform="local", window_s=8, interval_s=1, repeat=1, attempts=1, max_load=None, overheads=over,
+                    rules=3, stability="4s")
+    args = validate_args(plan, plan.faults[0], tmp_path)
+    assert args[args.index("--rules") + 1] == "3" and args[args.index("--stability") + 1] == "4s"
+    plan.write(tmp_path)
+    old = json.loads((tmp_path / "plan.json").read_text())
+    del old["rules"], old["stability"]
+    (tmp_path / "plan.json").write_text(json.dumps(old))
+    assert "--rules" not in validate_args(Plan.read(tmp_path), plan.faults[0], tmp_path)
 
 
 def test_fault_selection_refuses_what_it_cannot_plan():
@@ -140,6 +157,8 @@ def test_the_command_refuses_bad_calls_with_one_line(ws, cli):
     assert "no campaign plan here" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     proc = cli("campaign", "run", "--resume", str(empty), "--app", "minishop", check=2)
     assert "--resume DIR continues that folder's plan" in proc.stderr
+    proc = cli("campaign", "run", "--app", "minishop", "--all", "--stability", "soon", check=2)
+    assert proc.stderr.strip() == "Error: 'soon' is not a duration; write it like 20s or 5m"
 
 
 def test_plan_command_projects_the_catalog(ws, cli):
