@@ -148,11 +148,11 @@ class Linter:
         name = display(path, self.workspace)
         self._paths[name] = path
         if self.pack is None:
-            return name, _Miss(name, path)
+            return name, _Miss(path)
         try:
             st = os.stat(path)
         except OSError:
-            return name, _Miss(name, path)  # missing or unreadable: the loader says so, nothing to cache
+            return name, _Miss(path)  # missing or unreadable: the loader says so, nothing to cache
         status = stat_of(st)
         known = self.pack.known_digest(name, status) if stat.S_ISREG(st.st_mode) else None
         if known is not None:  # a settled file with the very status it had when it was read: not read again
@@ -163,7 +163,7 @@ class Linter:
         try:
             content = read_bytes(path)  # never a FIFO or a device: those would hang the read
         except FaultkitError:
-            return name, _Miss(name, path)  # a folder, not regular, too large: the loader says so
+            return name, _Miss(path)  # a folder, not regular, too large: the loader says so
         content_digest = digest(content)
         self.pack.remember(name, status, content_digest, time.time_ns())
         key = key_of(self.pack.env, name, content_digest)
@@ -171,7 +171,7 @@ class Linter:
         if hit is not None and all(self._dep(p) == d for p, d in hit.deps):
             self.cached += 1
             return name, hit
-        return name, _Miss(name, path, content, key)
+        return name, _Miss(path, content, key)
 
     def report(self, given: list[tuple[str, FileLint]], rest: list[tuple[str, FileLint]], strict: bool) -> Report:
         """Findings of the given files and the invariants, blaming a given file over one of the rest."""
@@ -228,7 +228,6 @@ class Linter:
 class _Miss:
     """A file the cache cannot answer: checked afresh, then cached under `key` (None: not cacheable)."""
 
-    name: str
     path: Path
     content: bytes | None = None
     key: str | None = None
