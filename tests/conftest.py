@@ -13,19 +13,6 @@ from faultkit.workspace import Workspace
 from tests.helpers.cli import CLI, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
-# Tests of the one-node cluster and the Docker engine: one of each on the machine, shared state
-# (images by tag, namespaces, the node's iptables), and session fixtures that build and load images.
-SHARED_ENGINES = ("tests/platforms/kubernetes/", "tests/platforms/contract/", "tests/cluster/", "tests/images/")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, the default run), every test of the cluster or
-    the Docker engine runs on one worker, in order, while the other worker takes the local-platform
-    tests: they wait on different things (rollouts on the cluster, windows on local minishops)."""
-    for item in items:
-        rel = item.path.relative_to(REPO).as_posix()
-        if rel.startswith(SHARED_ENGINES) or "kubeconfig" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("engines"))
 
 
 @pytest.fixture(autouse=True, scope="session")
