@@ -128,7 +128,7 @@ def main() -> int:
         if args.compare:
             old_env = {**env, "PYTHONPATH": str(package_at(args.compare, Path(tmp) / "old"))}
             timed(gate, root, old_env, 1, clear)
-            rows.append((f"before the cache ({args.compare})", timed(gate, root, old_env, args.runs, clear), None))
+            rows.append((f"cold, as at {args.compare}", timed(gate, root, old_env, args.runs, clear), None))
         uncached = timed([*gate, "--no-cache"], root, env, args.runs, clear)
         rows.append(("uncached (--no-cache)", uncached, None))
         rows.append(("cold (no cache folder)", timed(gate, root, env, args.runs, clear), 3.0))

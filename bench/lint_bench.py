@@ -199,7 +199,7 @@ def main() -> None:
             old = package_at(args.compare, Path(tmp) / "old")
             old_env = bench_env(old, FAULTKIT_ROOT=str(root))
             timed(lint, root, old_env, 1, clear)
-            rows.append((f"before the cache ({args.compare})", timed(lint, root, old_env, args.runs, clear), None))
+            rows.append((f"cold, as at {args.compare}", timed(lint, root, old_env, args.runs, clear), None))
         uncached = timed([*lint, "--no-cache"], root, env, args.runs, clear)
         rows.append(("uncached (--no-cache)", uncached, None))
         rows.append(("cold cache", timed(lint, root, env, args.runs, clear), 1.0))
