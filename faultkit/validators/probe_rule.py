@@ -11,13 +11,15 @@ part of the time during the fault would credit repairs never made. So:
   PROBE_MIN_ATTEMPTS attempts, of which at least FAIL_SHARE (90%) failed. Why 20 and 90%: a probe
   that fails at random half the time meets 18 of 20 with probability 211/2^20 (about 2e-4) in one
   cycle, and the protocol's two counted cycles square that; with 10 attempts it would be 1%.
-  Attempts run one at a time (observe/probing.py), so a slow or timing-out probe makes fewer: then
-  failing attempts that cover COVERED_SHARE (90%) of the judged time stand for the count (the
-  probe was failing all along, not by luck at a few moments). A failing attempt covers the time
-  from its start until the prober starts the next one, as it runs them (its own duration or the
-  probe period, whichever is longer, plus HOLD_SLACK_S of wake-up; the last one up to the window's
-  end): so failing attempts in a row cover all of it, quick or slow, while a few quick attempts
-  far apart cover little, and every attempt that passes in between takes its time out.
+  Attempts run one at a time (observe/probing.py), so a slow or timing-out probe makes fewer: then,
+  in a window long enough for the count at the probe's period, failing attempts that cover
+  COVERED_SHARE (90%) of the judged time stand for the count (the probe was failing all along, not
+  by luck at a few moments); a window too short for the count is too short, however it covers. A
+  failing attempt covers the time from its start until the prober starts the next one (its own
+  duration or the period, whichever is longer, plus HOLD_SLACK_S of wake-up; the last one up to the
+  window's end; one in flight when judging starts, from then): so failing attempts in a row cover
+  all of it, quick or slow, a few quick ones far apart cover little, and every attempt that passes
+  in between takes its time out.
 - probe-healthy-before: at most HEALTHY_MAX_FAIL_SHARE (5%) of the before window's attempts failed
   (the symptom must not be there already; one timeout on a shared machine is not a symptom).
 - recovery-probe-healthy: the same bound over the second half of the recovery window.
@@ -79,14 +81,18 @@ def tally(attempts: list[ProbeAttempt]) -> tuple[int, int]:
     return sum(1 for a in attempts if not a["ok"]), len(attempts)
 
 
-def failing_share(judged: list[ProbeAttempt], since: float, end: float, period: float) -> float:
-    """The share of [since, end] that failing attempts cover, each until the prober starts the next."""
+def failing_share(attempts: list[ProbeAttempt], since: float, end: float, period: float) -> float:
+    """The share of [since, end] that failing attempts cover, each from its start until the prober
+    starts the next (an attempt still in flight at `since` counts from there)."""
     if end <= since:
         return 0.0
-    starts = [a["t"] for a in judged[1:]] + [end]
-    failing = sum(min(nxt, end, a["t"] + max(a["ms"] / 1000, period) + HOLD_SLACK_S) - a["t"]
-                  for a, nxt in zip(judged, starts, strict=True) if not a["ok"])
-    return max(0.0, failing) / (end - since)
+    starts = [a["t"] for a in attempts[1:]] + [end]
+    failing = 0.0
+    for a, nxt in zip(attempts, starts, strict=True):
+        if not a["ok"]:
+            held = min(nxt, end, a["t"] + max(a["ms"] / 1000, period) + HOLD_SLACK_S)
+            failing += max(0.0, held - max(a["t"], since))
+    return failing / (end - since)
 
 
 def _share(failed: int, total: int) -> str:
@@ -104,9 +110,11 @@ def _detects_v3(before: Window, after: Window) -> list[Rule]:
     judged = attempts_since(after, SETTLE_FRACTION)
     failed_a, n_a = tally(judged)
     slow = sum(1 for a in judged if a.get("slow"))
-    since = after["start"] + SETTLE_FRACTION * after["window_s"]
-    covered = failing_share(judged, since, after["start"] + after["window_s"], after.get("probe_period_s", 0.0))
-    enough = n_a >= PROBE_MIN_ATTEMPTS or (n_a > 0 and covered >= COVERED_SHARE)
+    since, period = after["start"] + SETTLE_FRACTION * after["window_s"], after.get("probe_period_s", 0.0)
+    covered = failing_share(after.get("probes", []), since, after["start"] + after["window_s"], period)
+    # the window was sized for the count at the probe's period: slow attempts, not a short window, made fewer
+    planned = after["window_s"] * (1 - SETTLE_FRACTION) / period if period else 0.0
+    enough = n_a >= PROBE_MIN_ATTEMPTS or (n_a > 0 and planned >= PROBE_MIN_ATTEMPTS and covered >= COVERED_SHARE)
     return [
         Rule(
             "probe-healthy-before",

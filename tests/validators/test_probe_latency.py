@@ -63,8 +63,8 @@ def test_a_latency_bound_probe_detects_a_delay_that_returns_no_errors(running):
     assert after["probe_period_s"] == probe_period(8, 1) == 0.24
     # one attempt at a time: each slow attempt delays the next, so few attempts run, back to back
     # over the judged time (they stand for the count), or the full count when they are quick
-    covered = failing_share(judged, after["start"] + 0.25 * after["window_s"], after["start"] + after["window_s"],
-                            after["probe_period_s"])
+    start, end = after["start"] + 0.25 * after["window_s"], after["start"] + after["window_s"]
+    covered = failing_share(after["probes"], start, end, after["probe_period_s"])
     assert len(judged) >= PROBE_MIN_ATTEMPTS or covered >= COVERED_SHARE, (len(judged), covered)
     assert not (ws.state_dir / "journal.json").exists()
 

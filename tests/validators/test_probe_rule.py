@@ -155,7 +155,8 @@ def test_only_the_probes_server_errors_come_off_the_workloads_count() -> None:
 
 def test_timing_out_attempts_back_to_back_stand_for_the_count():
     """One attempt at a time: a probe timing out at 3 s makes few attempts, and failures covering the
-    judged time detect; the same few attempts, fast and spread out, do not."""
+    judged time detect; the same few attempts, fast and spread out, do not; nor do failures covering
+    a window too short to hold the count at the probe's period."""
     data = inputs()
     data["rules_version"] = 3
     judged_s = SPAN_S * 0.75
@@ -163,17 +164,19 @@ def test_timing_out_attempts_back_to_back_stand_for_the_count():
     after = window("after-1", FAILING, t0=1100, logs=[log(10, "cart", MESSAGE)])
     start = 1100 + SPAN_S * 0.25 + 0.01
 
-    def verdict(ms: int) -> dict:
+    def verdict(ms: int, period: float = judged_s / 25) -> dict:
         probes: list[ProbeAttempt] = [{"t": round(start + 3 * k, 3), "status": None, "ok": False, "ms": ms}
                                       for k in range(n)]
         windows = {"before-1": with_probes(window("before-1", HEALTHY, t0=1000), never),
-                   "after-1": {**after, "probes": probes},
+                   "after-1": {**after, "probes": probes, "probe_period_s": period},
                    "recovery-1": with_probes(window("recovery-1", HEALTHY, t0=1200), never)}
         return rule(judge_one(data, windows), "probe-detects-fault")
 
     assert n < PROBE_MIN_ATTEMPTS
     assert verdict(3000)["passed"]
     assert not verdict(5)["passed"]
+    short = verdict(3000, period=judged_s / (PROBE_MIN_ATTEMPTS - 1))  # room for 19 attempts: too short
+    assert not short["passed"] and "too few attempts" in short["detail"]
 
 
 def test_failing_attempts_run_back_to_back_cover_the_time_between_them():
