@@ -271,7 +271,7 @@ def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False,
     if files and paths:
         # the rest of the catalog comes first, so a new entry repeating an old id or change is the one blamed
         seen = {name for name, _ in given}
-        rest = [r for r in linter.results(discover(workspace), jobs) if r[0] not in seen]
+        rest = linter.results([p for p in discover(workspace) if display(p, workspace) not in seen], jobs)
     report = linter.report(given, rest, strict)
     linter.save()
     return report

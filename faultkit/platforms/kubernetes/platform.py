@@ -115,7 +115,7 @@ class KubernetesPlatform:
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
             # the other sites are applied before waiting, so every site rolls out at once
             others = sites.apply_others(self, desc, site_plan, images, replicas) if site_plan else []
-            self._wait_all(desc, name, objs, timeout)
+            self.wait_all(desc, name, objs, timeout)
             sites.wait_others(self, desc, others, timeout)
         except BaseException:
             self.down()
@@ -132,7 +132,7 @@ class KubernetesPlatform:
         self.cluster_images.ensure_all({b.location: b.id for b in builds.values()})
         return {service: b.location for service, b in builds.items()}
 
-    def _wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None:
+    def wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         for o in objs:
             if o["kind"] != "Deployment":

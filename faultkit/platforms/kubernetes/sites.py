@@ -38,7 +38,7 @@ class SiteHost(Protocol):
     loader_text: str
 
     def at_site(self: _H, state_dir: Path) -> _H: ...
-    def _wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None: ...
+    def wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None: ...
     def down(self) -> None: ...
 
 
@@ -125,7 +125,7 @@ def apply_others(platform: SiteHost, desc: AppDescriptor, sites: SitePlan, image
 def wait_others(platform: SiteHost, desc: AppDescriptor, applied: list[tuple[str, list[dict[str, Any]]]],
                 timeout: float) -> None:
     for ns, objs in applied:
-        platform._wait_all(desc, ns, objs, timeout)  # the active site's digests: the same images
+        platform.wait_all(desc, ns, objs, timeout)  # the active site's digests: the same images
 
 
 def others(platform: _H) -> dict[str, _H]:
