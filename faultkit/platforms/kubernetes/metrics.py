@@ -26,8 +26,10 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
                  timeout: float = 2.0) -> dict[str, float] | None:
     """The pod's cumulative requests by status, or None when it does not answer."""
     try:
-        text = conn.core.connect_get_namespaced_pod_proxy_with_path(
-            f"{pod}:{port}", namespace, "metrics", _request_timeout=timeout)
+        # once, with a (connect, read) pair: the client takes a lone number only when it is an int and
+        # drops a float without a word, and a frozen pod then held a sample for the proxy's own ~26 s
+        text = conn.core_once.connect_get_namespaced_pod_proxy_with_path(
+            f"{pod}:{port}", namespace, "metrics", _request_timeout=(timeout, timeout))
     except (ApiException, HTTPError, OSError):
         return None
     return parse_requests(str(text))

@@ -56,6 +56,11 @@ def test_kill_restarts_with_exit_137_and_failure_stops_answering(shop: Kubernete
         assert {node.state(p) for p in node.procs(cid)} == {"T"}
         with pytest.raises(requests.RequestException):
             requests.get(url + "/readyz", timeout=2)
+        # its counters do not answer, and asking takes the scrape's 2 s timeout once, not the pod
+        # proxy's own ~26 s nor 4 tries of 2 s (a sample held that long leaves its window unobserved)
+        asked = time.monotonic()
+        assert shop.request_counts("payment") == {before.id: None}
+        assert time.monotonic() - asked < 4
         wait_until(lambda: not shop.ready("payment"), 30, "payment reported not ready")
     finally:
         shop.stop_action(handle)
