@@ -1,8 +1,9 @@
 """How busy the machine is while a window is observed, so a verdict never measures the machine.
 
-Three measures: the load average per core (os.getloadavg over the CPUs this process may use), CPU
+Four measures: the load average per core (os.getloadavg over the CPUs this process may use), CPU
 steal (the share of CPU time the hypervisor gave elsewhere, from /proc/stat's `steal` column,
-between two readings) and sampler lag (how late each sample was taken against its schedule). A
+between two readings), sampler lag (how late each sample was taken against its schedule) and the
+share of the window its samples span (a sample held past its time leaves the rest unobserved). A
 cycle whose windows ran on a saturated machine, or whose samples came late, says nothing about the
 fault: it is an error to retry.
 """
@@ -24,6 +25,11 @@ from faultkit.errors import PlatformError
 MAX_LOAD_PER_CORE = 8.0
 MAX_STEAL = 0.2
 MAX_LAG_INTERVALS = 0.5
+# Samples that leave more of the window unspanned than this many intervals, or half the window if
+# that is more, measured whatever held them (a scrape hung past its timeout), not the window: a
+# cluster's pod proxy once held an 8 s window's samples for 31 s, and its rates came from 0.8 s.
+# (A scrape of a frozen service that times out at 2 s leaves up to about 2 s at an interval of 1 s.)
+MAX_UNCOVERED_INTERVALS = 3.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class Limits:
     max_load_per_core: float = MAX_LOAD_PER_CORE
     max_steal: float = MAX_STEAL
     max_lag_intervals: float = MAX_LAG_INTERVALS
+    max_uncovered_intervals: float = MAX_UNCOVERED_INTERVALS
 
 
 class Overloaded(PlatformError):
@@ -81,6 +88,8 @@ class MachineWindow(TypedDict):
     load_per_core: float  # the highest 1-minute load average per core read in the window
     steal: float | None  # share of CPU time stolen between the window's start and end
     cores: int
+    window_s: float  # the window's planned length
+    uncovered_s: float  # how much of it the samples did not span, first to last
 
 
 class LoadMeter:
@@ -92,6 +101,8 @@ class LoadMeter:
         self._start: CpuTimes | None = None
         self._lag = 0.0
         self._load = 0.0
+        self._window_s = 0.0
+        self._uncovered = 0.0
 
     def start(self) -> None:
         self._start, self._lag, self._load = cpu_times(self.stat), 0.0, load_per_core()
@@ -99,10 +110,16 @@ class LoadMeter:
     def late(self, seconds: float) -> None:
         self._lag = max(self._lag, seconds)
 
+    def spanned(self, window_s: float, first: float, last: float) -> None:
+        """The window planned `window_s`; its samples were taken from `first` to `last`."""
+        self._window_s = window_s
+        self._uncovered = round(max(window_s - (last - first), 0.0), 3)
+
     def stop(self) -> MachineWindow:
         self._load = max(self._load, load_per_core())
         return {"max_lag_s": round(self._lag, 3), "load_per_core": self._load,
-                "steal": steal_between(self._start, cpu_times(self.stat)), "cores": cores()}
+                "steal": steal_between(self._start, cpu_times(self.stat)), "cores": cores(),
+                "window_s": self._window_s, "uncovered_s": self._uncovered}
 
 
 def over_limits(windows: list[MachineWindow], limits: Limits, interval_s: float) -> list[str]:
@@ -117,4 +134,10 @@ def over_limits(windows: list[MachineWindow], limits: Limits, interval_s: float)
     steal = max((w["steal"] or 0.0 for w in windows), default=0.0)
     if steal > limits.max_steal:
         out.append(f"CPU steal {steal:.0%} > {limits.max_steal:.0%}")
+    for w in windows:
+        allowed = max(limits.max_uncovered_intervals * interval_s, w.get("window_s", 0.0) / 2)
+        if w.get("uncovered_s", 0.0) > allowed:
+            out.append(f"samples left {w['uncovered_s']:g}s of a {w['window_s']:g}s window unspanned "
+                       f"(> {allowed:g}s)")
+            break
     return out

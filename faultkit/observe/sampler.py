@@ -84,6 +84,7 @@ class Sampler:
             # slow sample, say a scrape of a frozen service, moves the schedule instead)
             self.meter.late(time.time() - next_at)
         finished = time.time()
+        self.meter.spanned(spec.seconds, start, samples[-1]["t"])
         attempts = prober.stop() if prober else []
         self.machine[spec.name] = self.meter.stop()
         window: Window = {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,

@@ -31,8 +31,10 @@ def test_the_real_machine_is_measured(tmp_path: Path):
     meter.start()
     time.sleep(0.3)
     meter.late(0.01)
+    meter.spanned(8.0, 100.0, 106.5)
     window = meter.stop()
     assert window["max_lag_s"] == 0.01 and window["cores"] == cores() and window["load_per_core"] >= 0
+    assert window["window_s"] == 8.0 and window["uncovered_s"] == 1.5
 
 
 def test_limits_name_every_measure_that_exceeds_them():
@@ -42,6 +44,12 @@ def test_limits_name_every_measure_that_exceeds_them():
     found = over_limits([calm, busy], Limits(), 1.0)
     assert found == ["sampler lag 1.5s > 0.5 x the 1s interval", "load average per core 9 > 8",
                      "CPU steal 35% > 20%"]
+    # samples held up (a scrape past its timeout) spanned 0.8 s of an 8 s window: its rates measure
+    # 0.8 s, so the cycle is an error; a frozen service's 2 s scrapes at the end leave 2 s, and pass
+    held = {**calm, "window_s": 8.0, "uncovered_s": 7.2}
+    assert over_limits([held], Limits(), 1.0) == ["samples left 7.2s of a 8s window unspanned (> 4s)"]
+    assert over_limits([{**held, "uncovered_s": 2.05}], Limits(), 1.0) == []
+    assert over_limits([{**held, "window_s": 4.0, "uncovered_s": 2.05}], Limits(), 1.0) == []
     # the real load of this machine exceeds a limit set low enough
     meter = LoadMeter()
     meter.start()
