@@ -21,7 +21,7 @@ import yaml
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
-from tests.platforms.kubernetes.k8s_support import REPO, SAMPLE_UNPROVEN
+from tests.platforms.kubernetes.k8s_support import REPO, SAMPLE_LONG
 from tests.validators.test_catalog_sample import SAMPLE
 
 
@@ -35,7 +35,7 @@ def faultkit(shop: KubernetesPlatform, *args: str) -> subprocess.CompletedProces
     return run_cli(*args, cwd=REPO, env=env, timeout=900)
 
 
-pytestmark = SAMPLE_UNPROVEN
+pytestmark = SAMPLE_LONG
 
 
 @pytest.mark.parametrize("fault_id", [f for pair in SAMPLE.values() for f in pair])
@@ -48,8 +48,14 @@ def test_sampled_fault_gets_its_recorded_verdict_on_the_cluster(shop: Kubernetes
                     "are another branch's part); this case runs as soon as it lists the action")
     recorded = entry["validation"]
     assert isinstance(recorded, dict)
-    proc = faultkit(shop, "validate", "--platform", "kubernetes", "--fault", fault_id, "--window", "8s",
-                    "--interval", "1s", "--repeat", "2", "--no-record", "--json", "--evidence", str(tmp_path / "ev"))
+    # a run that measured the machine (CPU steal, load, late samples) is an error to retry, never a
+    # verdict: tried again up to three times in all, as a campaign does
+    for _ in range(3):
+        proc = faultkit(shop, "validate", "--platform", "kubernetes", "--fault", fault_id, "--window", "8s",
+                        "--interval", "1s", "--repeat", "2", "--no-record", "--json", "--evidence",
+                        str(tmp_path / "ev"))
+        if proc.stdout or "overloaded:" not in proc.stderr:
+            break
     assert proc.stdout, proc.stderr[-3000:]
     verdict = json.loads(proc.stdout)
     assert verdict["status"] == recorded["verdict"], verdict["summary"]
