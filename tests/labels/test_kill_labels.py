@@ -16,8 +16,9 @@ from faultkit.evidence import read_json
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.checkpoints import holds
 from faultkit.labels.evidence import counted_cycles, key_evidence
-from faultkit.validators.pipeline import ValidationParams, validate
+from faultkit.validators.pipeline import ValidationParams
 from faultkit.workspace import Workspace
+from tests.helpers.retrying import validate
 from tests.validators import shop
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from faultkit.workspace import Workspace
+from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
@@ -41,8 +42,8 @@ def faultkit(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
 def test_sampled_catalog_fault_is_admitted_again(running, fault_id):
     ws = running
     shop.from_catalog(ws, fault_id)
-    proc = faultkit(ws, "validate", "--fault", fault_id, "--window", "8s", "--interval", "1s", "--repeat", "2",
-                    "--no-record", "--json")
+    proc = retrying.run(lambda: faultkit(ws, "validate", "--fault", fault_id, "--window", "8s", "--interval", "1s",
+                                         "--repeat", "2", "--no-record", "--json"))
     assert proc.stdout, proc.stderr[-2000:]
     verdict = json.loads(proc.stdout)
     assert verdict["status"] == "admitted", verdict["summary"]

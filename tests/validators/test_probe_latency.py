@@ -10,9 +10,10 @@ import pytest
 
 from faultkit.observe.load import Limits
 from faultkit.observe.probing import PROBE_MIN_ATTEMPTS, probe_period
-from faultkit.validators.pipeline import ValidationParams, validate
+from faultkit.validators.pipeline import ValidationParams
 from faultkit.validators.probe_rule import COVERED_SHARE, failing_share
 from faultkit.workspace import Workspace
+from tests.helpers.retrying import validate
 from tests.validators import shop
 
 PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30,

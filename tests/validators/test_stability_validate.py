@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from faultkit.workspace import Workspace
+from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
@@ -24,9 +25,9 @@ def test_admitted_once_and_rejected_at_the_second_window_stays_out_of_the_releas
     ws = running
     fault = shop.cart_store_port(ws)
     # 8 s windows hold 24 judged probe attempts; 4 s windows only 15, too few for the rule to admit
-    proc = run_cli("validate", "--fault", fault, "--window", "8s", "--interval", "1s", "--repeat", "1",
-                   "--max-load", "1000", "--rules", "3", "--stability", "4s", "--json", cwd=ws.root,
-                   env=shop.env_for(ws), timeout=600)
+    proc = retrying.run(lambda: run_cli("validate", "--fault", fault, "--window", "8s", "--interval", "1s",
+                                        "--repeat", "1", "--max-load", "1000", "--rules", "3", "--stability", "4s",
+                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=600))
     out = json.loads(proc.stdout)
     assert out["first"]["status"] == "admitted", out["first"]["summary"]
     assert out["second"]["status"] == "rejected" and "probe-detects-fault" in out["second"]["failed_rules"]

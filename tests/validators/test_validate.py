@@ -12,9 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from faultkit.validators.judge import verify_and_judge
-from faultkit.validators.pipeline import ValidationParams, validate
+from faultkit.validators.pipeline import ValidationParams
 from faultkit.workspace import Workspace
 from tests.helpers.cli import run_cli
+from tests.helpers.retrying import validate
 from tests.validators import shop
 
 # Windows long enough that the workload, not the symptom probe, decides the screens.

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from tests.helpers import retrying
 from tests.helpers.cli import cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO, SAMPLE_LONG
 from tests.validators.test_catalog_sample import SAMPLE
@@ -48,14 +49,9 @@ def test_sampled_fault_gets_its_recorded_verdict_on_the_cluster(shop: Kubernetes
                     "are another branch's part); this case runs as soon as it lists the action")
     recorded = entry["validation"]
     assert isinstance(recorded, dict)
-    # a run that measured the machine (CPU steal, load, late samples) is an error to retry, never a
-    # verdict: tried again up to three times in all, as a campaign does
-    for _ in range(3):
-        proc = faultkit(shop, "validate", "--platform", "kubernetes", "--fault", fault_id, "--window", "8s",
-                        "--interval", "1s", "--repeat", "2", "--no-record", "--json", "--evidence",
-                        str(tmp_path / "ev"))
-        if proc.stdout or "overloaded:" not in proc.stderr:
-            break
+    proc = retrying.run(lambda: faultkit(shop, "validate", "--platform", "kubernetes", "--fault", fault_id,
+                                         "--window", "8s", "--interval", "1s", "--repeat", "2", "--no-record",
+                                         "--json", "--evidence", str(tmp_path / "ev")))
     assert proc.stdout, proc.stderr[-3000:]
     verdict = json.loads(proc.stdout)
     assert verdict["status"] == recorded["verdict"], verdict["summary"]

@@ -22,9 +22,9 @@ from faultkit.validators.faults import load_fault
 from faultkit.validators.journal import Journal
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
-from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
+from tests.helpers.retrying import validate
 from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
 FAULT = "minishop-checkout-env-payment-addr-port"

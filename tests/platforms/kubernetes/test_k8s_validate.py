@@ -11,7 +11,7 @@ from kubernetes import client
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
-from faultkit.validators.pipeline import validate
+from tests.helpers.retrying import validate
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 
