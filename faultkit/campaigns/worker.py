@@ -22,6 +22,7 @@ from faultkit.campaigns.board import Board
 from faultkit.campaigns.instances import AppInstance
 from faultkit.campaigns.plan import Plan, PlannedFault
 from faultkit.campaigns.timing import run_started
+from faultkit.validators.cycles import measured_the_machine
 
 POLL_S = 0.5
 STOP_GRACE_S = 180.0  # a stopped validation reverts its change: a rollout back can take a while
@@ -129,7 +130,7 @@ def run_fault(instance: AppInstance, plan: Plan, fault: PlannedFault, bundles: P
         if second.get("bundle") and stable["status"] == "aborted":
             run = Path(second["bundle"])  # the second run ended: its machine record says why
     status = str(verdict.get("status"))
-    if status == "aborted" and overloaded(run):
+    if status == "aborted" and measured_the_machine(run):
         status = "overloaded"
     return RunResult(status, brief(verdict) | extra, run, last or verdict.get("summary", ""), wall)
 
@@ -141,13 +142,3 @@ def stable_result(out: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("first"), dict) else None
-
-
-def overloaded(run: Path | None) -> bool:
-    """The run ended because a cycle measured the machine (its sealed machine.json says so)."""
-    if run is None:
-        return False
-    try:
-        return bool(json.loads((run / "machine.json").read_text("utf-8")).get("overloaded"))
-    except (OSError, ValueError, AttributeError):
-        return False

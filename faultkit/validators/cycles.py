@@ -10,7 +10,9 @@ Every change goes through the write-ahead journal before it reaches the applicat
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from faultkit.catalog.model import Entry
 from faultkit.errors import NotReady, PlatformError
@@ -32,6 +34,17 @@ def plan(entry: Entry, repeat: int) -> list[tuple[int, bool]]:
     first = 0 if entry.config else 1
     return [(k, k > 0) for k in range(first, repeat + 1)]
 
+
+
+def measured_the_machine(bundle: Path | None) -> bool:
+    """The run ended because a cycle measured the machine (its sealed machine.json says so): an
+    error to retry, never a verdict on the fault."""
+    if bundle is None:
+        return False
+    try:
+        return bool(json.loads((bundle / "machine.json").read_text("utf-8")).get("overloaded"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 @dataclass
 class Cycles:
