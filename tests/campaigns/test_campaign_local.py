@@ -151,7 +151,7 @@ def test_sigkill_then_resume_gives_one_verdict_per_fault_and_rebuilds_an_unhealt
     folder = tmp_path / "c"
     proc = subprocess.Popen(command(ws, "run", "--app", "minishop", *fault_args(faults), "--workers", "2",
                                     "--window", "6s", "--interval", "1s", "--repeat", "1", "--max-load", "1000",
-                                    "--dir", str(folder), "--keep-up", "--json"),
+                                    "--attempts", "5", "--dir", str(folder), "--keep-up", "--json"),
                             cwd=ws.root, env=shop.env_for(ws), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         def both_hold_a_change() -> list[psutil.Process]:
@@ -187,7 +187,11 @@ def test_sigkill_then_resume_gives_one_verdict_per_fault_and_rebuilds_an_unhealt
         for f in faults:
             s = state(folder, f)
             assert s["state"] == "done" and s["outcome"] in VERDICTS
-            assert [a["outcome"] for a in s["attempts"]] == ["interrupted", s["outcome"]]
+            # the cut run, then its verdict; between them only runs that measured the machine (CPU
+            # steal on this shared machine), each an error to retry
+            outcomes = [a["outcome"] for a in s["attempts"]]
+            assert outcomes[0] == "interrupted" and outcomes[-1] == s["outcome"]
+            assert set(outcomes[1:-1]) <= {"overloaded"}
             kept = verdict_bundles(folder, f)
             assert len(kept) == 1  # exactly one verdict per fault
             assert recorded_bundle(ws, f) == kept[0].resolve()
