@@ -22,6 +22,8 @@ from faultkit.platforms.kubernetes.completion import current_replicaset
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 from faultkit.platforms.kubernetes.rollouts import wait_rollout
 
+OLD_STOP_S = 30.0  # how long a scaled-down ReplicaSet's pods may take to stop counting as ready
+
 
 def bare(workload: str) -> str:
     kind, sep, name = workload.partition("/")
@@ -103,7 +105,25 @@ def _stop_old_replicas(conn: Connection, namespace: str, name: str) -> str:
         if int((rs.get("spec") or {}).get("replicas") or 0) > 0:
             conn.apps.patch_namespaced_replica_set_scale(rs["metadata"]["name"], namespace, {"spec": {"replicas": 0}})
             done.append(rs["metadata"]["name"])
+    _await_no_old_ready(conn, namespace, name, set(done))
     return ", ".join(done) or "none were running"
+
+
+def _await_no_old_ready(conn: Connection, namespace: str, name: str, stopped: set[str],
+                        timeout: float = OLD_STOP_S) -> None:
+    """Return once the stopped ReplicaSets count no ready replica: NotReady promises that none
+    serves, and a scaled-down ReplicaSet counts its old pod ready until the node reports it stopped
+    (seconds on a loaded node)."""
+    deadline = time.monotonic() + timeout
+    while stopped:
+        ready = [rs["metadata"]["name"] for rs in objects.observe(conn, namespace, name).replicasets
+                 if rs["metadata"]["name"] in stopped and int((rs.get("status") or {}).get("readyReplicas") or 0)]
+        if not ready:
+            return
+        if time.monotonic() > deadline:
+            raise PlatformError(f"deployment {name} in {namespace}: the old ReplicaSets {', '.join(ready)} still count "
+                                f"ready replicas {timeout:g}s after they were scaled to 0; check the node")
+        time.sleep(0.5)
 
 
 def _patch_service(conn: Connection, namespace: str, name: str, path: str, value: str | None, timeout: float,
