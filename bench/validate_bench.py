@@ -3,8 +3,10 @@
 Brings minishop up on the local platform (private state), or with `--platform kubernetes` on the
 cluster KUBECONFIG names (in a namespace of its own; `--load CMD` hands the images to its nodes),
 validates one fault of each mechanism with the given window, and prints wall / floor, the time of
-each rollout the run made (a code fault's build, a config fault's setting; inject and revert), the
-time for up and down, and the load average. Target: at most 1.10 with 20-second windows.
+the stages before the first window (a code fault's patch, image build with the service's own lint
+and unit tests, marker search and baseline), the ratio of the rest (the cycles) to the floor, the
+time of each rollout the run made (a code fault's build, a config fault's setting; inject and
+revert), the time for up and down, and the load average. Target: at most 1.10 with 20-second windows.
 Usage: python bench/validate_bench.py [--window 20] [--repeat 2] [--platform P] [--load CMD] [FAULT_ID ...]
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import tempfile
 import time
@@ -54,6 +57,12 @@ def timed(platform: Platform, names: tuple[str, ...]) -> dict[str, list[float]]:
     return spent
 
 
+def static_stages_s(bundle: Path, started: float) -> float:
+    """Seconds from the start of validate to the end of its last stage before the cycles (baseline)."""
+    stages = json.loads((bundle / "stages.json").read_text())["stages"]
+    return max((s["at"] for s in stages), default=started) - started
+
+
 def spread(values: list[float]) -> str:
     return f"{len(values)} x {min(values):.1f}-{max(values):.1f} s (mean {sum(values) / len(values):.1f})" \
         if values else "-"
@@ -84,7 +93,8 @@ def main() -> None:
         print(f"up: {time.monotonic() - started:.1f} s")
         spent = timed(platform, ("rollout", "patch_field"))
         try:
-            print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6}  rollouts")
+            print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6} "
+                  f"{'stages s':>8} {'cycles':>6}  rollouts")
             for fault in faults:
                 direct = entries[fault].direct
                 if direct and direct.action not in platform.actions():
@@ -95,13 +105,14 @@ def main() -> None:
                                           limits=Limits(max_load_per_core=args.max_load))
                 for values in spent.values():
                     values.clear()
-                start = time.monotonic()
-                verdict, _ = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
+                start, started = time.monotonic(), time.time()
+                verdict, bundle = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
                 wall = time.monotonic() - start
+                static = static_stages_s(bundle, started)
                 floor = windows(entries[fault].mechanism, args.repeat) * args.window
                 changes = spent["rollout"] + spent["patch_field"]
                 print(f"{fault:50} {entries[fault].mechanism:7} {verdict['status']:9} {wall:7.1f} {floor:7.1f} "
-                      f"{wall / floor:6.2f}  {spread(changes)}")
+                      f"{wall / floor:6.2f} {static:8.1f} {(wall - static) / floor:6.2f}  {spread(changes)}")
         finally:
             started = time.monotonic()
             platform.down()
