@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -80,10 +81,17 @@ def test_up_runs_each_site_in_a_namespace_of_its_own(two_sites: KubernetesPlatfo
     for ns in (ns_a, ns_b):
         deps = apps_api.list_namespaced_deployment(ns).items
         assert len(deps) == 11 and all(d.status.available_replicas == 1 for d in deps), ns
-    # each site's load generator drives its own shop: both entries count requests
+    # each site's load generator drives its own shop: both entries count requests. A counter has no
+    # series before its first request, and `up` returns once the Deployments are available, which
+    # can be before the load generator's first request (CI read {} straight after up): wait for it.
     for p in (two_sites, others["site-b"]):
+        deadline = time.monotonic() + 30
         counts = p.request_counts("frontend")
-        assert counts and all(c is not None and sum(c.values()) > 0 for c in counts.values())
+        while not (counts and all(c and sum(c.values()) > 0 for c in counts.values())) \
+                and time.monotonic() < deadline:
+            time.sleep(1)
+            counts = p.request_counts("frontend")
+        assert counts and all(c is not None and sum(c.values()) > 0 for c in counts.values()), counts
 
 
 def test_a_fault_in_site_a_shows_there_and_site_b_is_observed_unaffected(
