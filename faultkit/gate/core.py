@@ -75,12 +75,13 @@ def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: st
     def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
         # a run that measured the machine (a runner's CPU steal, say) is an error to retry, as a
         # campaign retries it, never a rejection of the pull request's fault; the last one stands
-        for _ in range(ATTEMPTS - 1):
+        for attempt in range(1, ATTEMPTS + 1):
             try:
                 return validate(workspace, get_platform(platform, workspace), entry.id, params, record=False)[0]
             except Overloaded:
-                continue
-        return validate(workspace, get_platform(platform, workspace), entry.id, params, record=False)[0]
+                if attempt == ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     return run
 
