@@ -141,3 +141,25 @@ def test_log_lines_parse_and_filter_by_time(tmp_path: Path) -> None:
     assert recs[0].fields["ms"] == 5 and recs[-1].fields["event"] == "oom_kill"
     assert read_records(tmp_path / "x-0.log", "x", "x-0", recs[-1].ts + 1, None) == []
     assert parse_line("garbage", "x", "x-0") is None
+
+
+def test_recorded_processes_are_recognised_after_the_wall_clock_steps(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clock step (NTP) moves the boot time psutil adds to a process's start: the record must not
+    follow it, or recovery would take a running helper for gone and leave it running."""
+    import psutil._pslinux
+
+    from faultkit.platforms.local.processes import Spawner, recorded_alive
+    record = tmp_path / "pids"
+    child = Spawner(record).spawn(["sleep", "30"])
+    try:
+        assert [p.pid for p in recorded_alive(record)] == [child.pid]
+        before = psutil.Process(child.pid).create_time()
+        stepped = psutil._pslinux.boot_time() + 1.0
+        monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: stepped)
+        assert psutil.Process(child.pid).create_time() == pytest.approx(before + 1.0, abs=0.02)  # what moved
+        assert [p.pid for p in recorded_alive(record)] == [child.pid]
+    finally:
+        child.kill()
+        child.wait()
+    assert recorded_alive(record) == []

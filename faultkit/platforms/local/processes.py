@@ -65,11 +65,18 @@ class Spawner:
 
     def _remember(self, pid: int) -> None:
         try:
-            ctime = psutil.Process(pid).create_time()
-        except psutil.Error:
+            started = started_ticks(pid)
+        except OSError:
             return
         with self._lock, open(self.record, "a") as fh:
-            fh.write(json.dumps({"pid": pid, "ctime": ctime}) + "\n")
+            fh.write(json.dumps({"pid": pid, "started": started}) + "\n")
+
+
+def started_ticks(pid: int) -> int:
+    """When the process started, in clock ticks since boot (/proc/PID/stat's starttime). psutil's
+    create_time adds the boot time as the wall clock places it now, which moves when the clock is
+    adjusted: a recorded process then looked gone, and recovery left it running."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 def recorded_alive(record: Path) -> list[psutil.Process]:
@@ -83,9 +90,9 @@ def recorded_alive(record: Path) -> list[psutil.Process]:
         try:
             entry = json.loads(line)
             p = psutil.Process(int(entry["pid"]))
-            if abs(p.create_time() - float(entry["ctime"])) < 0.05 and p.status() != psutil.STATUS_ZOMBIE:
+            if started_ticks(p.pid) == int(entry["started"]) and p.status() != psutil.STATUS_ZOMBIE:
                 out.append(p)
-        except (ValueError, KeyError, psutil.Error):
+        except (ValueError, KeyError, OSError, psutil.Error):
             continue
     return out
 

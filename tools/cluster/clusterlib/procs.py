@@ -23,9 +23,15 @@ def start(layout: Layout, name: str, argv: list[str]) -> int:
     with open(layout.logs / f"{name}.log", "ab") as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 cwd=layout.state, env=env, start_new_session=True)
-    created = psutil.Process(proc.pid).create_time()
-    _pidfile(layout, name).write_text(f"{proc.pid} {created}\n")
+    _pidfile(layout, name).write_text(f"{proc.pid} {_started(proc.pid)}\n")
     return proc.pid
+
+
+def _started(pid: int) -> int:
+    """When the process started, in clock ticks since boot (/proc/PID/stat's starttime). psutil's
+    create_time adds the boot time as the wall clock places it now, which moves when the clock is
+    adjusted: mid-run, a running containerd then looked gone and `load` refused."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
 def process(layout: Layout, name: str) -> psutil.Process | None:
@@ -33,12 +39,12 @@ def process(layout: Layout, name: str) -> psutil.Process | None:
     path = _pidfile(layout, name)
     if not path.is_file():
         return None
-    pid_text, created_text = path.read_text().split()
+    pid_text, started_text = path.read_text().split()
     try:
         proc = psutil.Process(int(pid_text))
-        if abs(proc.create_time() - float(created_text)) > 0.05 or proc.status() == psutil.STATUS_ZOMBIE:
+        if _started(proc.pid) != int(started_text) or proc.status() == psutil.STATUS_ZOMBIE:
             return None
-    except psutil.Error:
+    except (ValueError, OSError, psutil.Error):
         return None
     return proc
 
