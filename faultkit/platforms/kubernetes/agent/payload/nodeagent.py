@@ -166,22 +166,28 @@ def spawn(tag: str, argv: list[str], pid_ns: str | None = None, net_ns: str | No
                 setns(net_ns, CLONE_NEWNET)
             if pid_ns:
                 setns(pid_ns, CLONE_NEWPID)  # applies to the keeper's children
+            # the child's end of `joined` is close-on-exec: it reads as EOF only once the child has
+            # joined the target's cgroups and exec'd, so the pid is reported when it runs there
+            joined, joined_w = os.pipe()
             child = os.fork()
             if child == 0:
-                for d in cgroups or []:
-                    (d / "cgroup.procs").write_text("0")
-                os.execvp(argv[0], argv)
-            os.write(w, f"{child}\n".encode())
+                os.close(joined)
+                try:
+                    for d in cgroups or []:
+                        (d / "cgroup.procs").write_text("0")
+                    os.execvp(argv[0], argv)
+                except OSError:
+                    os.write(joined_w, b"x")
+                os._exit(127)
+            os.close(joined_w)
+            if not os.read(joined, 1):
+                os.write(w, f"{child}\n".encode())
             os.close(w)
             signal.signal(signal.SIGTERM, lambda *_: _signal(child, signal.SIGTERM))
-            while True:
-                try:
-                    os.waitpid(child, 0)
-                    break
-                except ChildProcessError:
-                    break
-                except InterruptedError:
-                    continue
+            try:
+                os.waitpid(child, 0)  # retried by Python itself when the SIGTERM handler runs (PEP 475)
+            except ChildProcessError:
+                pass
         finally:
             os._exit(0)
     os.close(w)
