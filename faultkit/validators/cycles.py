@@ -11,12 +11,14 @@ Every change goes through the write-ahead journal before it reaches the applicat
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from faultkit.catalog.model import Entry
+from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import NotReady, PlatformError
-from faultkit.observe.load import Overloaded, over_limits
+from faultkit.observe.load import Limits, Overloaded, cores, over_limits
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.observe.window import Sample
 from faultkit.platforms.base import Platform
@@ -34,6 +36,22 @@ def plan(entry: Entry, repeat: int) -> list[tuple[int, bool]]:
     first = 0 if entry.config else 1
     return [(k, k > 0) for k in range(first, repeat + 1)]
 
+
+
+def own_runnable(entry: Entry, replicas: Callable[[], int]) -> int:
+    """Runnable tasks the fault itself adds to the machine: a cpu-stress's busy loops, on each
+    replica. The load average counts them even while their container's CPU limit throttles them to
+    its quota, so a stress of many workers on a small machine read as a saturated one and could
+    never be judged (50 workers on 2 cores: 25 per core against a limit of 8)."""
+    if entry.direct is None or entry.direct.action != "cpu-stress":
+        return 0
+    workers = next(p for p in ACTIONS["cpu-stress"].params if p.name == "workers")
+    return int(entry.direct.params.get("workers", workers.default)) * max(replicas(), 1)
+
+
+def allowing(limits: Limits, runnable: int) -> Limits:
+    """The limits with the fault's own runnable tasks allowed for in the load per core."""
+    return replace(limits, max_load_per_core=round(limits.max_load_per_core + runnable / cores(), 3))
 
 
 def measured_the_machine(bundle: Path | None) -> bool:
@@ -86,10 +104,13 @@ class Cycles:
         only: the judge never reads it, so every verdict is judged as before); a cycle that ran on a
         saturated machine, or whose samples came late, ends the run as an error to retry."""
         measured = [self.sampler.machine[w] for w in windows if w in self.sampler.machine]
-        problems = over_limits(measured, self.params.limits, self.params.interval_s)
+        # the target's replicas are asked for only when a stress runs on each of them
+        runnable = own_runnable(self.entry, lambda: len(self.platform.instances(self.entry.target.service)))
+        limits = allowing(self.params.limits, runnable)
+        problems = over_limits(measured, limits, self.params.interval_s)
         self.machine_cycles.append({"index": index, "windows": [w for w in windows if w], "overloaded": bool(problems),
                                     "why": problems})
-        self.log.bundle.write("machine.json", {"limits": asdict(self.params.limits),
+        self.log.bundle.write("machine.json", {"limits": asdict(limits), "own_runnable": runnable,
                                                "interval_s": self.params.interval_s,
                                                "windows": dict(sorted(self.sampler.machine.items())),
                                                "cycles": self.machine_cycles,

@@ -6,7 +6,11 @@ import os
 import time
 from pathlib import Path
 
+import yaml
+
+from faultkit.catalog.model import entry_from_data
 from faultkit.observe.load import Limits, LoadMeter, cores, cpu_times, load_per_core, over_limits, steal_between
+from faultkit.validators.cycles import allowing, own_runnable
 
 
 def stat_line(user: int, idle: int, steal: int) -> str:
@@ -54,3 +58,20 @@ def test_limits_name_every_measure_that_exceeds_them():
     meter = LoadMeter()
     meter.start()
     assert over_limits([meter.stop()], Limits(max_load_per_core=0.0), 1.0)[0].startswith("load average per core")
+
+
+def test_a_cpu_stress_is_allowed_the_busy_loops_it_starts_itself():
+    """The load average counts a stress's workers even while their container's CPU limit throttles
+    them: the shipped 50-worker stress on 2 cores read as 25 per core, always past the limit of 8."""
+    shipped = Path(__file__).resolve().parents[2] / "catalog" / "minishop"
+    stress = entry_from_data(yaml.safe_load((shipped / "minishop-cart-cpu-stress.yaml").read_text()))
+    other = entry_from_data(yaml.safe_load((shipped / "minishop-cart-instance-failure.yaml").read_text()))
+    workers = stress.direct.params["workers"]
+    assert own_runnable(stress, lambda: 1) == workers and own_runnable(stress, lambda: 2) == 2 * workers
+    assert own_runnable(other, lambda: 1) == 0
+    stressed = {"max_lag_s": 0.05, "load_per_core": 2.0 + workers / cores(), "steal": 0.0, "cores": cores()}
+    assert over_limits([stressed], Limits(), 1.0)[0].startswith("load average per core")
+    assert over_limits([stressed], allowing(Limits(), own_runnable(stress, lambda: 1)), 1.0) == []
+    # the allowance is the fault's own: more load than that on top is still the machine's
+    busier = {**stressed, "load_per_core": stressed["load_per_core"] + 8}
+    assert over_limits([busier], allowing(Limits(), own_runnable(stress, lambda: 1)), 1.0)
