@@ -210,6 +210,13 @@ def choose_marker(added: list[str], original: str) -> str | None:
     return lines[-1][:80] if lines else None
 
 
+def is_test_file(path: str) -> bool:
+    """A test by the usual layouts: a tests/ or test/ folder, test_*.py, *_test.go, *.test.js, *Test.java."""
+    p = Path(path)
+    return (bool({"test", "tests", "__tests__"} & set(p.parts[:-1])) or p.name.startswith("test_")
+            or p.stem.endswith(("_test", ".test", ".spec", "Test", "Tests")))
+
+
 def original_text(session: Session) -> str:
     repo = git.Repo(session.path)
     names = repo.git.ls_tree("-r", "--name-only", session.base).splitlines()
@@ -220,7 +227,8 @@ def scaffold(app: AppDescriptor, session: Session, files: tuple[str, ...], diff:
              marker: str | None) -> dict[str, Any]:
     service = session.service
     counts = {f: sum(1 for _ in _added_in(diff, f)) for f in files}
-    main_file = max(files, key=lambda f: (counts[f], f))
+    # the artifact is the changed source, not the tests updated beside it (often the larger change)
+    main_file = max(files, key=lambda f: (not is_test_file(f), counts[f], f))
     in_service = main_file.removeprefix(Path(session.source).parent.as_posix() + "/")
     aliases = list(dict.fromkeys([*service_aliases(app, service), Path(main_file).name, in_service]))
     marker = marker or todo("text the patch adds that no earlier build contains")

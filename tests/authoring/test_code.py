@@ -92,6 +92,19 @@ def test_round_trip_patch_applies_and_lints_after_filling(ws: Workspace, cli) ->
     assert cli("catalog", "lint", str(entry)).returncode == 0
 
 
+def test_the_artifact_is_the_changed_source_even_when_its_tests_changed_more(ws: Workspace, cli) -> None:
+    wc = _start(cli, "minishop-cart-merge-tested")
+    _edit_cart(wc)
+    tests = wc / "src" / "cart" / "tests"
+    extra = "".join(f"\n\ndef test_added_{i}():\n    assert {i} == {i}\n" for i in range(5))
+    test_file = sorted(tests.glob("test_*.py"))[0]
+    test_file.write_text(test_file.read_text() + extra)
+    done = json.loads(cli("author", "code", "--finish", "minishop-cart-merge-tested", "--json", check=0).stdout)
+    assert done["files"] == sorted(["src/cart/main.py", f"src/cart/tests/{test_file.name}"])
+    data = yaml.safe_load((ws.root / done["entry"]).read_text())
+    assert data["artifact"]["ref"] == "src/cart/main.py"
+
+
 def test_edits_outside_the_service_are_refused_and_nothing_written(ws: Workspace, cli) -> None:
     wc = _start(cli, "minishop-cart-wide")
     _edit_cart(wc)
