@@ -30,6 +30,9 @@ from faultkit.gate.junit import failure_text, write_junit
     help="Also run the admission protocol on each changed entry (needs a platform).",
 )
 @click.option("--window", default="20s", show_default=True, help="Observation window when validating.")
+@click.option("--stability", "stability", metavar="WINDOW|same|none", default="same", show_default=True,
+              help="When validating: check an admitted entry again at this window (`same`: an independent "
+                   "run at --window); admitted once is flaky and fails the gate. `none`: one run.")
 @click.option("--repeat", type=click.IntRange(min=1), default=2, show_default=True,
               help="Counted injections per entry when validating.")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=None,
@@ -41,8 +44,8 @@ from faultkit.gate.junit import failure_text, write_junit
 @click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")), default="local",
               show_default=True, help="Where the app runs when validating.")
 @json_option
-def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, repeat: int,
-             max_load: float | None, rollout_timeout: float, no_cache: bool, platform_name: str,
+def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, stability: str,
+             repeat: int, max_load: float | None, rollout_timeout: float, no_cache: bool, platform_name: str,
              as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
@@ -58,8 +61,9 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
 
+        second = None if stability == "none" else seconds(window if stability == "same" else stability)
         validator = find_validator(seconds(window), platform=platform_name, repeat=repeat, max_load=max_load,
-                                   rollout_timeout_s=rollout_timeout)
+                                   rollout_timeout_s=rollout_timeout, stability_s=second)
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws))
     if junit:
         write_junit(result, junit)

@@ -9,7 +9,7 @@ the change is the one blamed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,11 @@ class GateResult:
 
 
 def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local",
-                   repeat: int = 2, max_load: float | None = None, rollout_timeout_s: float = 60.0) -> Validator:
-    """The admission protocol on the platform that runs the app, as the gate's Validator."""
+                   repeat: int = 2, max_load: float | None = None, rollout_timeout_s: float = 60.0,
+                   stability_s: float | None = None) -> Validator:
+    """The admission protocol on the platform that runs the app, as the gate's Validator. With
+    `stability_s`, a first verdict that admits is checked by a second run at that window, as
+    `validate --stability` does: admitted twice is admitted, admitted once is flaky."""
     from faultkit.observe.load import Limits, Overloaded
     from faultkit.platforms import get_platform
     from faultkit.validators.pipeline import ValidationParams, validate
@@ -72,16 +75,26 @@ def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: st
     params = ValidationParams(window_s=window_s, interval_s=interval_s, repeat=repeat,
                               rollout_timeout_s=rollout_timeout_s, limits=limits)
 
-    def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
+    def once(workspace: Workspace, entry: Entry, window_s: float) -> Mapping[str, Any]:
         # a run that measured the machine (a runner's CPU steal, say) is an error to retry, as a
         # campaign retries it, never a rejection of the pull request's fault; the last one stands
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                return validate(workspace, get_platform(platform, workspace), entry.id, params, record=False)[0]
+                return validate(workspace, get_platform(platform, workspace), entry.id,
+                                replace(params, window_s=window_s), record=False)[0]
             except Overloaded:
                 if attempt == ATTEMPTS:
                     raise
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def run(workspace: Workspace, entry: Entry) -> Mapping[str, Any]:
+        first = once(workspace, entry, window_s)
+        if stability_s is None or first["status"] != "admitted":
+            return first
+        second = once(workspace, entry, stability_s)
+        if second["status"] in ("admitted", "aborted"):
+            return second
+        return {**second, "status": "flaky"}  # the second run's failed rules say why
 
     return run
 

@@ -19,6 +19,7 @@
 #   FAULTKIT_GATE_APP        the app the changed faults belong to (default minishop)
 #   FAULTKIT_GATE_NAMESPACE  the namespace faultkit creates for it (default faultkit-gate-<app>)
 #   FAULTKIT_GATE_WINDOW     observation window (default 20s); FAULTKIT_GATE_REPEAT injections (default 2)
+#   FAULTKIT_GATE_STABILITY  the second verdict's window, `same` (default) or `none` for a single run
 #   FAULTKIT_GATE_JUNIT      JUnit file (default faultkit-gate.xml)
 #   FAULTKIT_GATE_ROLLOUT_TIMEOUT seconds a change's rollout may take (default 60)
 #   FAULTKIT_GATE_MAX_LOAD   load average per core above which a cycle is an error to retry (default: validate's)
@@ -31,6 +32,7 @@ app=${FAULTKIT_GATE_APP:-minishop}
 namespace=${FAULTKIT_GATE_NAMESPACE:-faultkit-gate-$app}
 window=${FAULTKIT_GATE_WINDOW:-20s}
 repeat=${FAULTKIT_GATE_REPEAT:-2}
+stability=${FAULTKIT_GATE_STABILITY:-same}
 junit=${FAULTKIT_GATE_JUNIT:-faultkit-gate.xml}
 up_timeout=${FAULTKIT_GATE_UP_TIMEOUT:-300}
 rollout_timeout=${FAULTKIT_GATE_ROLLOUT_TIMEOUT:-60}
@@ -58,7 +60,7 @@ echo "gate-kubernetes.sh: $changed changed entries; bringing $app up in namespac
 "${faultkit[@]}" status --platform kubernetes
 set +e
 "${faultkit[@]}" gate --base "$base" --validate --platform kubernetes --window "$window" --repeat "$repeat" \
-  --rollout-timeout "$rollout_timeout" "${max_load[@]}" --junit "$junit" --github
+  --stability "$stability" --rollout-timeout "$rollout_timeout" "${max_load[@]}" --junit "$junit" --github
 code=$?
 set -e
 exit "$code"

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
+from faultkit.gate.core import find_validator
+from faultkit.validators.faults import load_fault
 from faultkit.workspace import Workspace
 from tests.helpers import retrying
 from tests.helpers.cli import run_cli
@@ -44,3 +46,14 @@ def test_admitted_once_and_rejected_at_the_second_window_stays_out_of_the_releas
     [excluded] = release["excluded"]
     assert excluded["id"] == fault and excluded["reason"] == "flaky"
     assert excluded["detail"].startswith("flaky: admitted at 8s, rejected at 4s")
+
+
+def test_the_gate_checks_an_admitted_entry_again_and_fails_it_as_flaky(running):
+    """The gate's validator with a second window: admitted at 8 s, rejected at 4 s (too short for
+    the probe rule to admit), so the pull request's fault is flaky, with the second run's rules."""
+    ws = running
+    fault = shop.cart_store_port(ws)
+    entry, _ = load_fault(ws, fault)
+    verdict = find_validator(window_s=8, interval_s=1, repeat=1, max_load=1000, stability_s=4)(ws, entry)
+    assert verdict["status"] == "flaky" and "probe-detects-fault" in verdict["failed_rules"], verdict["summary"]
+    assert not (ws.state_dir / "journal.json").exists()
