@@ -28,6 +28,7 @@ from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
 from faultkit.jsonio import load_image_map
+from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
 
@@ -69,7 +70,7 @@ def _overheads(ws: Workspace) -> Overheads:
 @click.option("--keep-up", is_flag=True, help="Leave the instances running at the end.")
 @click.option("--namespace-prefix", "prefix", default=None,
               help="kubernetes: instance k runs in namespace PREFIX-k (default fk-<app>-<digest of the folder>).")
-@click.option("--rules", type=click.Choice(["2", "3"]), default=None,
+@click.option("--rules", type=click.Choice([str(v) for v in SUPPORTED_VERSIONS]), default=None,
               help="Screening rules each validation judges by (passed to validate; default: its own).")
 @click.option("--stability", metavar="WINDOW|same",
               help="Validate each admitted fault again at this window length, or `same` (passed to validate).")

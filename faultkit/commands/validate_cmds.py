@@ -21,7 +21,7 @@ from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
-from faultkit.validators.screening import RULES_VERSION, is_screening_criterion
+from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS, is_screening_criterion
 from faultkit.validators.stability import Stable, validate_stable
 from faultkit.workspace import Workspace
 
@@ -51,9 +51,10 @@ platform_option = click.option("--platform", "platform_name", default="local", s
                    "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
               help="Load average per core above which a cycle measures the machine: the run ends as an error.")
-@click.option("--rules", "rules", type=click.Choice(["2", "3"]), default=str(RULES_VERSION), show_default=True,
-              help="Screening rules to judge by: 3 runs the probe on its own clock and asks for a share of failures "
-                   "(opt-in until the catalog is revalidated under it).")
+@click.option("--rules", "rules", type=click.Choice([str(v) for v in SUPPORTED_VERSIONS]), default=str(RULES_VERSION),
+              show_default=True,
+              help="Screening rules to judge by: 3 runs the probe on its own clock and asks for a share of failures; "
+                   "4 also takes each of the probe's own requests off the counted traffic (keeps-serving included).")
 @click.option("--stability", "stability", metavar="WINDOW|same",
               help="When admitted, validate again at this window length (or `same`: an independent run) and "
                    "record that verdict beside the first; admitted once and not twice is flaky.")

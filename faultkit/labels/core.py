@@ -11,6 +11,7 @@ from faultkit.evidence import LABELS, dumps, read_json, read_verdict, verify_bun
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
 from faultkit.observe.window import Window
+from faultkit.validators import screening as sc
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write
 
@@ -30,7 +31,9 @@ def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Wi
         raise InputError(f"{entry['id']}: the bundle was made on {app.name} {inputs['app'].get('version')}, the "
                          f"descriptor here is {app.version}; label it with that descriptor, or validate again")
     cycles = counted_cycles(stages, windows)
-    evidence = key_evidence(cycles, probe_route(entry), app.entry)
+    # counted as the verdict counted them: a label never disagrees with it about what a window measured
+    evidence = key_evidence(cycles, probe_route(entry), app.entry, int(inputs.get("rules_version", 2)),
+                            sc.probed_service(entry))
     chain = causal_chain(entry, app, cycles, evidence)
     points = [c for step in chain for c in step["checkpoints"]]
     return {

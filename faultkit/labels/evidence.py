@@ -8,6 +8,7 @@ listed when they occurred in an after window, with the cycles they occurred in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,14 +58,20 @@ def _series(name: str, labels: dict[str, str], unit: str, pairs: list[tuple[int,
     }
 
 
-def metric_evidence(cycles: list[Cycle], probe_route: str, entry_service: str) -> list[dict[str, Any]]:
-    """Request-counter series per service and status class, and the symptom probe's latency."""
+def metric_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, version: int = 3,
+                    probe_service: str | None = None) -> list[dict[str, Any]]:
+    """Request-counter series per service and status class, counted as the bundle's rules `version`
+    count them, and the symptom probe's latency."""
     out = []
+    # each counted as the bundle's rules count it (v4: the probe's own requests left out)
+    rates: tuple[tuple[str, Callable[[m.Window, str], float]], ...] = (
+        ("5xx", lambda w, s: m.error_rate(w, s, version)),
+        ("non-5xx", lambda w, s: m.ok_rate(w, s, version, probe_service)))
     names = sorted({s for c in cycles for w in (c.before, c.after) for s in m.services(w)})
     for service in names:
         if not all(m.has_requests(c.after, service) for c in cycles):
             continue
-        for status, fn in (("5xx", m.error_rate), ("non-5xx", m.ok_rate)):
+        for status, fn in rates:
             pairs = [(c.index, fn(c.before, service), fn(c.after, service)) for c in cycles]
             direction = moved([(b, a) for _, b, a in pairs], MIN_RATE_CHANGE)
             if direction:
@@ -114,9 +121,10 @@ def event_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
     return out
 
 
-def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str) -> dict[str, list[dict[str, Any]]]:
+def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, version: int = 3,
+                 probe_service: str | None = None) -> dict[str, list[dict[str, Any]]]:
     return {
-        "metrics": metric_evidence(cycles, probe_route, entry_service),
+        "metrics": metric_evidence(cycles, probe_route, entry_service, version, probe_service),
         "logs": log_evidence(cycles),
         "events": event_evidence(cycles),
     }

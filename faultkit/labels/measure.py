@@ -12,14 +12,16 @@ from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
 
 
-def error_rate(window: Window, service: str) -> float:
-    """5xx per minute at one service, less the symptom probe's own server errors (as screening counts)."""
-    failed = sc.probe_server_errors(window)
+def error_rate(window: Window, service: str, version: int = 3) -> float:
+    """5xx per minute at one service, less the symptom probe's own server errors (as screening
+    counts them under the bundle's rules `version`)."""
+    failed = sc.probe_server_errors(window, version)
     return round(max(0.0, sc.counter_delta(window, service, "5") - failed) / sc.minutes(window), 3)
 
 
-def ok_rate(window: Window, service: str) -> float:
-    return round(sc.rate(window, service, "ok"), 3)
+def ok_rate(window: Window, service: str, version: int = 3, probe_service: str | None = None) -> float:
+    """Non-5xx per minute at one service; from rules v4 the workload's, as keeps-serving counts them."""
+    return round(sc.workload_ok(window, service, version, probe_service) / sc.minutes(window), 3)
 
 
 def has_requests(window: Window, service: str) -> bool:

@@ -76,6 +76,8 @@ class SymptomProber:
                 attempt["error"] = result["error"]
             if result.get("slow"):
                 attempt["slow"] = True
+            if "statuses" in result:
+                attempt["statuses"] = result["statuses"]
             out.append(attempt)
         return out
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import requests
 
@@ -124,19 +125,25 @@ class Sampler:
         url = base + p.path
         started = time.monotonic()
         error: str | None = None
+        statuses: list[int | None] = []  # the attempt's requests as they were answered
+
+        def send(method: str, url: str, body: Any) -> int:
+            statuses.append(None)  # sent; no answer unless one comes
+            answer: int = self.session.request(method, url, json=body, timeout=p.timeout_s).status_code
+            statuses[-1] = answer
+            return answer
+
         try:
             for step in p.setup:
-                self.session.request(step.get("method", "GET"), base + step["path"], json=thaw(step.get("body")),
-                                     timeout=p.timeout_s)
-            body = thaw(p.body) if p.body else None
-            r = self.session.request(p.method, url, json=body, timeout=p.timeout_s)
-            status: int | None = r.status_code
+                send(step.get("method", "GET"), base + step["path"], thaw(step.get("body")))
+            status: int | None = send(p.method, url, thaw(p.body) if p.body else None)
         except requests.RequestException as e:
             status, error = None, type(e).__name__
         ms = round((time.monotonic() - started) * 1000)
         # a bound on the round trip makes slowness a symptom: the right status, too late, is a failure
         slow = status == p.expect_status and p.expect_latency_ms is not None and ms > p.expect_latency_ms
-        result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow, "ms": ms}
+        result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow, "ms": ms,
+                               "statuses": statuses}
         if error:
             result["error"] = error
         if slow:

@@ -25,6 +25,9 @@ class ProbeResult(TypedDict):
     ms: int
     error: NotRequired[str]  # the request's exception class, when no response came
     slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
+    # every request the attempt sent, setup steps first, by the status it got (None: no answer, and
+    # the attempt stopped there): rules v4 take exactly these off the app's counted traffic
+    statuses: NotRequired[list[int | None]]
 
 
 class ProbeAttempt(TypedDict):
@@ -36,6 +39,7 @@ class ProbeAttempt(TypedDict):
     ms: int
     error: NotRequired[str]
     slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
+    statuses: NotRequired[list[int | None]]  # as in ProbeResult (windows made since rules v4)
 
 
 class Sample(TypedDict):

@@ -169,8 +169,10 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
     ]
     if not before or not after:
         return rules
+    # a bundle is judged by the rules it was sealed under (pure callers without one: the shipped v2)
+    version = int(inputs.get("rules_version", 2))
     rules += _message_rules(entry, app, before, after)
-    ok_after, required = sc.serving(before, after, app["entry"])
+    ok_after, required = sc.serving(before, after, app["entry"], version, sc.probed_service(entry))
     rules.append(
         Rule(
             "keeps-serving",
@@ -180,12 +182,10 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
             f"non-5xx responses per minute at {app['entry']} in the after window",
         )
     )
-    rules += _screening_rules(before, after, scope)
-    rules.append(_intent_rule(entry, after, scope))
+    rules += _screening_rules(before, after, scope, version)
+    rules.append(_intent_rule(entry, after, scope, version))
     if entry["mechanism"] == "code":
         rules.append(_new_build_serves(entry, cycle, after))
-    # a bundle is judged by the rules it was sealed under (pure callers without one: the shipped v2)
-    version = int(inputs.get("rules_version", 2))
     rules += probe_rule.detects(version, before, after)
     if recovery:
         rules += _recovery_rules(inputs, cycle, before, recovery, version, windows)
@@ -211,8 +211,8 @@ def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: Window, a
     ]
 
 
-def _screening_rules(before: Window, after: Window, scope: tuple[str, ...]) -> list[Rule]:
-    errors, where = sc.error_rate(after, scope)
+def _screening_rules(before: Window, after: Window, scope: tuple[str, ...], version: int) -> list[Rule]:
+    errors, where = sc.error_rate(after, scope, version)
     new_logs, examples = sc.new_error_log_rate(before, after)
     restarts, _ = sc.restarts(after, scope)
     criteria = [
@@ -237,11 +237,11 @@ def _screening_rules(before: Window, after: Window, scope: tuple[str, ...]) -> l
     return [*criteria, Rule("screening", held >= 1, held, 1, "screening criteria met in the after window")]
 
 
-def _intent_rule(entry: dict[str, Any], after: Window, scope: tuple[str, ...]) -> Rule:
+def _intent_rule(entry: dict[str, Any], after: Window, scope: tuple[str, ...], version: int) -> Rule:
     effect = entry["effect"]
     target = (entry["target"]["service"],)
     restarts, ooms = sc.restarts(after, target)
-    errors, _ = sc.error_rate(after, scope)
+    errors, _ = sc.error_rate(after, scope, version)
     observed = f"restarts={restarts} oom_kills={ooms} errors_per_min={errors}"
     if effect == "oom-restart":
         return Rule("effect-matches-intent", ooms >= 1, observed, "an OOM kill of the target", "declared oom-restart")
@@ -313,7 +313,7 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
             "readiness at the end of the recovery window",
         )
     )
-    ok_after, required = sc.serving(before, recovery, app["entry"])
+    ok_after, required = sc.serving(before, recovery, app["entry"], version, sc.probed_service(entry))
     rules.append(
         Rule(
             "recovery-serving",

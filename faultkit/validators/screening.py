@@ -7,11 +7,14 @@ Definitions the rules rest on:
 - server errors: 5xx responses counted by a service's own request counter, less the symptom
   probe's failed requests; the window's figure is the largest per-minute rate among the services
   in the fault's scope (counting the same failure at every hop would inflate it as it propagates).
+  v3 take off one request per failed attempt; v4 every request the probe's attempts sent (setup
+  steps too) that was answered 5xx or not at all.
 - new error log events attributable to the change: ERROR-level records in the after window whose
   template (the message with numbers, hex strings, ids and quoted values masked) does not occur in
   the before window, per minute, over every observed service.
 - keeps serving requests: the entry service answers at least one non-5xx request per minute, and
-  at least SERVING_FRACTION of its before window's non-5xx rate.
+  at least SERVING_FRACTION of its before window's non-5xx rate. v4 count the workload's requests
+  only: the probe's own answered requests at the entry service are taken off both windows.
 - a restart: any instance's restart count rises during the window, or an instance of the window's
   last sample is new and its service's instances restarted (a rollout is not a restart).
 """
@@ -19,18 +22,22 @@ Definitions the rules rest on:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from faultkit.observe.window import Point, ProbeAttempt, Sample, Window
 
 # Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under,
 # and the judge keeps every version in SUPPORTED_VERSIONS (v2: four probes a window, one failure
-# detects; v3: the probe on its own clock and a share of failures, validators/probe_rule.py).
-# New validations use RULES_VERSION; v3 is opt-in (`validate --rules 3`) until the catalog has been
-# revalidated under it: at a test's short windows its probe rate meets stateful probes (issue 21).
-RULES_VERSION = 2
-SUPPORTED_VERSIONS = (2, 3)
+# detects; v3: the probe on its own clock and a share of failures, validators/probe_rule.py; v4: as
+# v3, with every request of the probe's own taken off the counted traffic, keeps-serving included).
+# New validations use RULES_VERSION; v2 and v3 stay for judging the bundles sealed under them
+# (`validate --rules 2|3` still makes one).
+RULES_VERSION = 4
+SUPPORTED_VERSIONS = (2, 3, 4)
+# from this version on, the probe's requests are counted one by one (the attempts' `statuses`)
+EVERY_PROBE_REQUEST_FROM = 4
 ERRORS_PER_MIN = 4.0
 NEW_ERROR_LOGS_PER_MIN = 10.0
 SERVING_FRACTION = 0.25
@@ -118,13 +125,13 @@ def rate(window: Window, service: str, statuses: str) -> float:
     return counter_delta(window, service, statuses) / minutes(window)
 
 
-def error_rate(window: Window, scope: tuple[str, ...]) -> tuple[float, str]:
+def error_rate(window: Window, scope: tuple[str, ...], version: int = 3) -> tuple[float, str]:
     """The largest 5xx-per-minute rate among the scope's services, and which service it was.
 
     The symptom probe's own server errors are taken off every service's count: the screen is
     for what the workload suffers, and in a short window the probe alone could pass it.
     """
-    failed_probes = probe_server_errors(window)
+    failed_probes = probe_server_errors(window, version)
     best = max(((max(0.0, counter_delta(window, s, "5") - failed_probes), s) for s in scope), default=(0.0, ""))
     return round(best[0] / minutes(window), 3), best[1]
 
@@ -164,11 +171,31 @@ def message_count(window: Window, message: str, services: tuple[str, ...]) -> in
     return sum(1 for r in window["logs"] if r["service"] in services and needle in r["message"].lower())
 
 
-def serving(before: Window, after: Window, entry: str) -> tuple[float, float]:
+def serving(before: Window, after: Window, entry: str, version: int = 3,
+            probe_service: str | None = None) -> tuple[float, float]:
     """Non-5xx responses per minute at the entry service: (after, required)."""
-    ok_after = rate(after, entry, "ok")
-    required = max(SERVING_MIN_PER_MIN, SERVING_FRACTION * rate(before, entry, "ok"))
+    ok_after = workload_ok(after, entry, version, probe_service) / minutes(after)
+    required = max(SERVING_MIN_PER_MIN,
+                   SERVING_FRACTION * workload_ok(before, entry, version, probe_service) / minutes(before))
     return round(ok_after, 3), round(required, 3)
+
+
+def probed_service(entry: Mapping[str, Any]) -> str | None:
+    """The service the entry's symptom probe sends its requests to (None: it has no probe)."""
+    probe = entry.get("probe")
+    return probe.get("service") if isinstance(probe, Mapping) else None
+
+
+def workload_ok(window: Window, service: str, version: int, probe_service: str | None) -> float:
+    """Non-5xx requests at `service` over the window. From v4 the probe's own answered requests
+    are taken off where it probes that service: it passes before the fault and fails after, so at
+    the short windows tests use (up to 5 attempts a second, two requests each with a setup step)
+    its traffic was a third of the entry's before rate, and keeps-serving read the probe's failing
+    as the app's serving less (a cart outage kept 56% of the workload's answers and measured 34%)."""
+    ok = counter_delta(window, service, "ok")
+    if version >= EVERY_PROBE_REQUEST_FROM and service == probe_service:
+        ok = max(0.0, ok - probe_requests(window)[0])
+    return ok
 
 
 def probe_failures(window: Samples) -> tuple[int, int]:
@@ -178,11 +205,23 @@ def probe_failures(window: Samples) -> tuple[int, int]:
     return sum(1 for ok in results if not ok), len(results)
 
 
-def probe_server_errors(window: Samples) -> int:
+def probe_requests(window: Samples) -> tuple[int, int]:
+    """(answered below 500, answered 5xx or not at all) over every request the symptom probe's
+    attempts sent in the window, setup steps included (v4 windows record them)."""
+    statuses = [s for a in window.get("probes", []) for s in a.get("statuses", [])]
+    server = sum(1 for s in statuses if s is None or s >= 500)
+    return len(statuses) - server, server
+
+
+def probe_server_errors(window: Samples, version: int = 3) -> int:
     """The probe's failed requests the app can have counted as server errors. v2 windows: every
     failed probe, as they were sealed. v3 attempts: a 5xx answer, or none (the app may have answered
     5xx after the probe gave up); a 4xx or a slow 200 is no server error and hides none of the
-    workload's (v3 makes up to 40 attempts a window, so taking every failure off hid the fault)."""
+    workload's (v3 makes up to 40 attempts a window, so taking every failure off hid the fault).
+    v4: each request of each attempt so answered, setup steps included (v3 left a failing setup
+    step's 5xx in the count)."""
+    if version >= EVERY_PROBE_REQUEST_FROM:
+        return probe_requests(window)[1]
     failed = sum(1 for p in (s["probe"] for s in window["samples"]) if p and not p["ok"])
     return failed + sum(1 for a in window.get("probes", [])
                         if not a["ok"] and (a["status"] is None or a["status"] >= 500))

@@ -66,6 +66,7 @@ def _site(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]
         return ["no before window"], "not observed"
     problems: list[str] = []
     figures: list[str] = []
+    version = int(inputs.get("rules_version", 2))
     for phase in ("after", "recovery"):
         name = cycle.get(phase)
         if not name:
@@ -74,8 +75,8 @@ def _site(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]
         if w is None:
             problems.append(f"no {phase} window")
             continue
-        errors, where = sc.error_rate(w, services)
-        ok, required = sc.serving(before, w, app["entry"])
+        errors, where = sc.error_rate(w, services, version)
+        ok, required = sc.serving(before, w, app["entry"], version, sc.probed_service(inputs["entry"]))
         restarts, ooms = sc.restarts(w, services)
         failed, total = sc.probe_failures(w)
         ready = sc.all_ready(w, services)
@@ -88,7 +89,6 @@ def _site(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]
         if restarts or ooms:
             problems.append(f"{phase}: {restarts} restarts, {ooms} OOM kills")
         # rules v3 probe continuously and allow a healthy site its few failures, as probe-healthy-before does
-        version = int(inputs.get("rules_version", 2))
         if failed if version < 3 else (total and not probe_rule.healthy(failed, total)):
             problems.append(f"{phase}: {failed}/{total} probes failed")
         if not ready:
