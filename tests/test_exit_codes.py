@@ -18,6 +18,7 @@ from pathlib import Path
 from faultkit.workspace import Workspace
 from tests.factories import entry_data, write_entry
 from tests.helpers.cli import CLI, FAULTKIT, cli_env, run_cli
+from tests.helpers.shipped import bundle_of
 from tests.platforms.fixture_app import write_app
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,7 +42,7 @@ def test_lint_errors_and_invalid_input_are_1(cli: CLI, ws: Workspace) -> None:
 def test_a_verdict_that_differs_from_its_recomputation_is_1(tmp_path: Path) -> None:
     """Judged in this repository, whose faultkit.toml trusts the key the shipped bundles are signed with."""
     env = {k: v for k, v in cli_env().items() if k != "FAULTKIT_ROOT"}
-    bundle = next(p for p in sorted((REPO / "evidence").glob("*/*")) if (p / "verdict.json").is_file())
+    bundle = bundle_of("minishop-checkout-env-payment-addr-port")  # an admitting bundle: its verdict says admitted
     proc = run_cli("judge", str(bundle), "--json", cwd=REPO, env=env, check=0)
     assert json.loads(proc.stdout)["matches_recorded"] is True
     copy = tmp_path / bundle.parent.name / bundle.name  # the shipped bundle is never touched

@@ -23,7 +23,10 @@ from faultkit.workspace import Workspace
 from tests.validators import shop
 
 CONFIG = "minishop-checkout-env-payment-addr-port"
-DIRECT = ("minishop-checkout-instance-failure", "minishop-cartstore-instance-failure")
+# cart's and cartstore's failures leave 90 to 330 errors a minute against a threshold of 4; checkout's
+# (20 to 57 in its shipped bundles) rests on the few checkouts of the load generator, and one CI run
+# measured 6.5 and then 0 a minute, so its verdict differed between the two runs compared here
+DIRECT = ("minishop-cart-instance-failure", "minishop-cartstore-instance-failure")
 VERDICTS = ("admitted", "rejected", "flaky")
 # 8 s: a frozen service's callers time out within the window (the shipped direct faults were
 # admitted with 10 s windows; at 5 s their errors can land after the window's end)

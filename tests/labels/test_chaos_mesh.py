@@ -44,7 +44,8 @@ def match_labels(workload: str) -> dict[str, str]:
 def test_every_shipped_direct_fault_becomes_its_chaos_mesh_object(repo):
     objects, skipped = chaos_mesh(repo, custody(repo, ()), "shop")
     direct = entries()
-    assert skipped == [] and sorted(o["metadata"]["name"] for o in objects) == sorted(direct)
+    released = [i for i, e in direct.items() if e["validation"]["verdict"] == "admitted"]  # flaky ones stay out
+    assert skipped == [] and sorted(o["metadata"]["name"] for o in objects) == sorted(released)
     for obj in objects:
         e = direct[obj["metadata"]["name"]]
         action, params, spec = e["direct"]["action"], e["direct"].get("params", {}), obj["spec"]
@@ -90,7 +91,7 @@ def test_export_command_writes_a_list_for_kubectl(tmp_path):
                    "--out", str(out), cwd=REPO, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
-    assert doc["apiVersion"] == "v1" and doc["kind"] == "List" and len(doc["items"]) == 17
+    assert doc["apiVersion"] == "v1" and doc["kind"] == "List" and len(doc["items"]) == 16  # the released direct faults
     assert {i["spec"]["duration"] for i in doc["items"]} == {"2m"}
     proc = run_cli("catalog", "export", "--format", "chaos-mesh", "--namespace", "Bad_NS", cwd=REPO, env=env,
                    timeout=120)

@@ -12,13 +12,14 @@ import yaml
 
 from faultkit.labels.declared import check_declared
 from tests.helpers.cli import run_cli
+from tests.helpers.shipped import bundle_of
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT = "minishop-code-checkout-shipping-quote"
 
 
 def shipped(fault: str) -> tuple[dict, dict]:
-    folder = next((REPO / "evidence" / fault).iterdir())
+    folder = bundle_of(fault)
     return json.loads((folder / "inputs.json").read_text())["entry"], json.loads((folder / "labels.json").read_text())
 
 
@@ -35,7 +36,8 @@ def test_a_declared_metric_that_did_not_move_is_a_finding_with_suggestions():
     assert [f.path for f in found] == ["evidence.metrics[0]", "evidence.logs[1]"]
     assert "never moved in the admitting bundle" in found[0].message
     assert 'http_requests_total{service="checkout",status="5xx"} (up)' in found[0].message  # the suggestion
-    assert "currency mismatch" in found[1].message  # what was logged instead
+    logged = sorted(t["template"] for t in labels["evidence"]["logs"])
+    assert f"new error templates: {logged[0]!r}" in found[1].message  # what was logged instead
 
 
 def test_lint_warns_on_an_entry_whose_declared_metric_did_not_move(tmp_path):
@@ -45,7 +47,8 @@ def test_lint_warns_on_an_entry_whose_declared_metric_did_not_move(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache", ".pytest_cache"))
     (root / "catalog" / "minishop").mkdir(parents=True)
     shutil.copytree(REPO / "patches", root / "patches")
-    shutil.copytree(REPO / "evidence" / FAULT, root / "evidence" / FAULT)
+    bundle = bundle_of(FAULT).relative_to(REPO)  # where the entry says it is, in the copy too
+    shutil.copytree(REPO / bundle, root / bundle)
     data = yaml.safe_load((REPO / "catalog" / "minishop" / f"{FAULT}.yaml").read_text())
     data["evidence"]["metrics"][0] = 'http_requests_total{service="payment",status="500"}'
     (root / "catalog" / "minishop" / f"{FAULT}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))

@@ -18,6 +18,7 @@ from faultkit.labels.checkpoints import holds
 from faultkit.labels.core import LABELS, label_bundle, labels_text
 from faultkit.workspace import Workspace
 from tests.helpers.cli import run_cli
+from tests.helpers.shipped import bundle_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,7 +43,7 @@ def checkpoints(labels: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_shipped_admission_is_labelled_and_stored(labelled, repo):
-    assert len(labelled) == 69
+    assert len(labelled) == 76
     for entry in admitted_entries(repo):
         item = label_fault(repo, entry)
         assert item.stored is True, f"{entry.id}: stored {LABELS} differs from the recomputation"
@@ -79,11 +80,12 @@ def test_checkpoints_hold_in_every_cycle_with_a_margin_before_never_passes(label
                 assert cp["value"] < min(o["after"] for o in cp["observed"]), (fault, cp)  # not the exact figure
 
 
-def test_checkout_quote_checkpoint_sits_below_the_measured_87_and_300(labelled):
+def test_checkout_quote_checkpoint_sits_below_the_measured_30_and_24(labelled):
     cps = {c["signal"]: c for c in checkpoints(labelled["minishop-code-checkout-shipping-quote"])}
     errors = cps['http_requests_total{service="checkout",status="5xx"}']
-    assert [round(o["after"]) for o in errors["observed"]] == [87, 300]
-    assert (errors["comparator"], errors["value"], errors["unit"]) == (">=", 40.0, "1/min")
+    assert [round(o["after"]) for o in errors["observed"]] == [30, 24]
+    # one significant digit, rounded down, at half the smallest after value (24 / 2 = 12 -> 10)
+    assert (errors["comparator"], errors["value"], errors["unit"]) == (">=", 10.0, "1/min")
 
 
 def test_network_delay_checkpoints_include_latency(labelled):
@@ -98,13 +100,6 @@ def test_network_delay_checkpoints_include_latency(labelled):
     assert [s["service"] for s in labels["chain"]] == ["cartstore", "cart", "frontend"]
 
 
-def test_a_restart_is_a_checkpoint_where_one_happened_in_both_cycles(labelled):
-    restarts = [c for c in checkpoints(labelled["minishop-recommendation-resources-limits-cpu"])
-                if c["signal"] == 'restarts{service="recommendation"}']
-    assert restarts and restarts[0]["value"] == 1
-    assert all(o["after"] >= 1 for o in restarts[0]["observed"])
-
-
 def test_same_bundle_same_bytes(repo):
     app = load_app(repo, "minishop")
     entry = next(e for e in admitted_entries(repo) if e.id == "minishop-payment-network-delay")
@@ -114,7 +109,7 @@ def test_same_bundle_same_bytes(repo):
 
 
 def test_judge_agrees_byte_for_byte_and_refuses_altered_labels(tmp_path):
-    rel = next((REPO / "evidence" / "minishop-cartstore-network-delay").iterdir())
+    rel = bundle_of("minishop-cartstore-network-delay")
     proc = faultkit("judge", str(rel), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -139,8 +134,7 @@ def test_release_carries_the_stored_labels():
     assert sorted(release["labels"]) == sorted(release["bundles"])
     for fault, labels in release["labels"].items():
         assert labels["bundle"] == release["bundles"][fault]
-    stored = json.loads(next((REPO / "evidence" / "minishop-code-checkout-shipping-quote").glob(f"*/{LABELS}"))
-                        .read_text())
+    stored = json.loads((bundle_of("minishop-code-checkout-shipping-quote") / LABELS).read_text())
     assert release["labels"]["minishop-code-checkout-shipping-quote"] == stored
 
 
@@ -148,7 +142,7 @@ def test_label_command(tmp_path):
     proc = faultkit("label", "minishop-code-checkout-shipping-quote", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["faults"] == [{"fault": "minishop-code-checkout-shipping-quote", "checkpoints": 6, "stored": "same"}]
+    assert out["faults"] == [{"fault": "minishop-code-checkout-shipping-quote", "checkpoints": 7, "stored": "same"}]
     assert out["labels"][0]["chain"][0]["service"] == "checkout"
     proc = faultkit("label", "minishop-nope")
     assert proc.returncode == 2 and proc.stderr.startswith("Error: 'minishop-nope' is not an admitted fault")

@@ -11,9 +11,10 @@ import yaml
 
 from faultkit.evidence import dumps, read_json, verify_bundle
 from faultkit.validators.judge import judge_bundle, verify_and_judge
+from tests.helpers.shipped import all_bundles
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLES = sorted(p for p in (REPO / "evidence").glob("*/*") if (p / "verdict.json").is_file())
+BUNDLES = all_bundles()
 ENTRIES = sorted((REPO / "catalog").glob("*/*.yaml"))
 
 
@@ -22,7 +23,7 @@ def test_the_shipped_bundles_are_all_here():
     assert len(ENTRIES) >= 69
 
 
-@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.relative_to(REPO / "evidence").as_posix())
 def test_bundle_rejudges_to_its_recorded_verdict_byte_for_byte(bundle: Path):
     verify_bundle(bundle)  # sealed and untouched
     recomputed = judge_bundle(bundle)
