@@ -46,6 +46,7 @@ class Plan:
     namespaces: tuple[str, ...] = ()
     rules: int | None = None  # the screening rules each validation judges by (None: validate's default)
     stability: str | None = None  # each admitted fault validated again at this window, or "same" (validate's)
+    max_steal: float | None = None  # share of CPU time stolen above which a cycle measures the machine
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -152,7 +153,7 @@ def order(faults: list[CatalogFault], overheads: Overheads, window_s: float, rep
 def new_plan(ws: Workspace, app: str, ids: tuple[str, ...], all_faults: bool, since: str | None, *, workers: int,
              platform: str, window_s: float, interval_s: float, repeat: int, attempts: int,
              max_load: float | None, overheads: Overheads, namespace_prefix: str | None = None,
-             rules: int | None = None, stability: str | None = None) -> Plan:
+             rules: int | None = None, stability: str | None = None, max_steal: float | None = None) -> Plan:
     if workers < 1:
         raise UsageError(f"--workers {workers}: at least one instance is needed")
     if attempts < 1:
@@ -161,4 +162,4 @@ def new_plan(ws: Workspace, app: str, ids: tuple[str, ...], all_faults: bool, si
     return Plan(app=app, platform=platform, workers=workers, window_s=window_s, interval_s=interval_s, repeat=repeat,
                 attempts=attempts, max_load=max_load, faults=faults, overheads=overheads.as_dict(),
                 namespaces=tuple(f"{namespace_prefix}-{k}" for k in range(workers)) if namespace_prefix else (),
-                rules=rules, stability=stability)
+                rules=rules, stability=stability, max_steal=max_steal)

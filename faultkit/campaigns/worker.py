@@ -44,6 +44,8 @@ def validate_args(plan: Plan, fault: PlannedFault, bundles: Path) -> list[str]:
             "--timeout", f"{max(600.0, 3 * fault.expected_s):g}"]
     if plan.max_load is not None:
         args += ["--max-load", f"{plan.max_load:g}"]
+    if plan.max_steal is not None:
+        args += ["--max-steal", f"{plan.max_steal:g}"]
     if plan.rules is not None:
         args += ["--rules", str(plan.rules)]
     if plan.stability is not None:

@@ -32,6 +32,12 @@ from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
 
+# a cloud host's CPU steal rises with its neighbours: a campaign on a known-noisy host may allow more
+max_steal_option = click.option(
+    "--max-steal", type=click.FloatRange(min=0, max=1),
+    help="Share of CPU time stolen in a window above which a cycle is overloaded (passed to validate; default: "
+         "its own).")
+
 
 @click.group("campaign")
 def campaign() -> None:
@@ -63,6 +69,7 @@ def _overheads(ws: Workspace) -> Overheads:
               help="Runs a fault may take when one ends in an error to retry (overload, a crash).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
               help="Load average per core above which a cycle is overloaded (passed to validate; default: its own).")
+@max_steal_option
 @click.option("--dir", "folder", type=click.Path(path_type=Path, file_okay=False),
               help="Campaign folder (default evidence/campaigns/<app>-<time>/).")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False, exists=True),
@@ -77,7 +84,8 @@ def _overheads(ws: Workspace) -> Overheads:
 @platform_option
 @json_option
 def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
-            interval: str, repeat: int, attempts: int, max_load: float | None, folder: Path | None,
+            interval: str, repeat: int, attempts: int, max_load: float | None, max_steal: float | None,
+            folder: Path | None,
             resume: Path | None, keep_up: bool, prefix: str | None, rules: str | None, stability: str | None,
             platform_name: str, as_json: bool) -> int:
     """Validate faults over N isolated instances, longest expected first; resumable.
@@ -104,7 +112,7 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
             _check_name("--namespace-prefix", prefix)
         plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=platform_name,
                         window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
-                        max_load=max_load, overheads=_overheads(ws),
+                        max_load=max_load, max_steal=max_steal, overheads=_overheads(ws),
                         namespace_prefix=prefix if platform_name == "kubernetes" else None,
                         rules=int(rules) if rules else None, stability=_stability(stability))
         folder.mkdir(parents=True, exist_ok=True)
@@ -179,6 +187,7 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
 @click.option("--attempts", default=3, show_default=True, type=int, help="Runs a fault may take (errors to retry).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9),
               help="Load average per core above which a pod's cycle is overloaded (default: validate's own).")
+@max_steal_option
 @click.option("--storage", default="20Gi", show_default=True, help="Size of the evidence volume (a claim).")
 @click.option("--host-path", "host_path", default=None, metavar="DIR",
               help="Evidence in this folder of the node instead of a claim (one-node clusters: read it in place).")
@@ -187,7 +196,8 @@ def _render_summary(result: dict[str, Any], folder: Path) -> None:
                    "the pods build nothing, so only config faults can run.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the YAML here, not to stdout.")
 def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, image: str,
-               name: str, window: str, interval: str, repeat: int, attempts: int, max_load: float | None, storage: str,
+               name: str, window: str, interval: str, repeat: int, attempts: int, max_load: float | None,
+               max_steal: float | None, storage: str,
                host_path: str | None,
                app_images: Path | None, out: Path | None) -> int:
     """Write the campaign as a Kubernetes Indexed Job: one namespace and one share of the queue per index.
@@ -204,7 +214,7 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
     images = load_image_map(app_images) if app_images else None
     plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
                     window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
-                    max_load=max_load, overheads=_overheads(ws))
+                    max_load=max_load, max_steal=max_steal, overheads=_overheads(ws))
     text = dump_yaml(job.render(plan, name, image, workers, job.Volume(storage, host_path), images))
     if out is None:
         click.echo(text, nl=False)

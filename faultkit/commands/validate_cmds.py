@@ -15,7 +15,7 @@ from faultkit.errors import InputError, UsageError
 from faultkit.evidence import check_trusted
 from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
-from faultkit.observe.load import MAX_LOAD_PER_CORE, Limits
+from faultkit.observe.load import MAX_LOAD_PER_CORE, MAX_STEAL, Limits
 from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
@@ -51,6 +51,8 @@ platform_option = click.option("--platform", "platform_name", default="local", s
                    "faultkit.toml, else ~/.config/faultkit/validator.key, made on first use).")
 @click.option("--max-load", type=click.FloatRange(min=0, max=1e9), default=MAX_LOAD_PER_CORE, show_default=True,
               help="Load average per core above which a cycle measures the machine: the run ends as an error.")
+@click.option("--max-steal", type=click.FloatRange(min=0, max=1), default=MAX_STEAL, show_default=True,
+              help="Share of CPU time the hypervisor may steal in a window before the cycle measures the machine.")
 @click.option("--rules", "rules", type=click.Choice([str(v) for v in SUPPORTED_VERSIONS]), default=str(RULES_VERSION),
               show_default=True,
               help="Screening rules to judge by: 3 runs the probe on its own clock and asks for a share of failures; "
@@ -61,7 +63,7 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @platform_option
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, max_load: float, rules: str, stability: str | None,
+                 no_record: bool, key: Path | None, max_load: float, max_steal: float, rules: str, stability: str | None,
                  platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
@@ -74,7 +76,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
-                              limits=Limits(max_load_per_core=max_load), rules=int(rules))
+                              limits=Limits(max_load_per_core=max_load, max_steal=max_steal), rules=int(rules))
     if stability is not None and no_record:
         raise UsageError("--stability records both verdicts in the entry; drop --no-record")
     second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)

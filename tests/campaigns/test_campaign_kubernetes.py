@@ -28,10 +28,11 @@ def test_two_workers_validate_on_the_cluster_each_in_its_own_namespace(ws, cli, 
     prefix = f"fk-cr-{uuid.uuid4().hex[:6]}"
     folder = tmp_path / "campaign"
     env = cli_env(KUBECONFIG=kubeconfig, FAULTKIT_KUBERNETES_LOAD=f"{CLUSTER} load")
-    # the machine is shared and saturated: the overload guard is tested elsewhere, so it is lifted here
+    # the machine is shared and saturated (CPU steal too): the overload guard is tested elsewhere, so it is
+    # lifted here
     proc = cli("campaign", "run", "--app", "minishop", *(a for f in FAULTS for a in ("--fault", f)), "--workers", "2",
                "--platform", "kubernetes", "--namespace-prefix", prefix, "--window", "10s", "--interval", "2s",
-               "--repeat", "1", "--attempts", "3", "--max-load", "1000", "--dir", str(folder), "--json",
+               "--repeat", "1", "--attempts", "3", "--max-load", "1000", "--max-steal", "1", "--dir", str(folder), "--json",
                env=env, timeout=1500)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     summary = json.loads(proc.stdout)

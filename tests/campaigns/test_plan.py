@@ -59,20 +59,23 @@ def test_plan_survives_a_round_trip_through_its_file(tmp_path):
     assert len(plan.faults) == len(catalog_faults(SHIPPED, "minishop"))
 
 
-def test_rules_and_stability_reach_every_validation(tmp_path):
+def test_rules_stability_and_steal_reach_every_validation(tmp_path):
     """A revalidation under rules v3 at two windows (issue 21) is one campaign: each worker's
-    validate gets both; a plan written before they existed reads as validate's defaults."""
+    validate gets both, and the steal limit; a plan written before they existed reads as validate's
+    defaults."""
     over = timing.measure([REPO / "evidence"])
     plan = new_plan(SHIPPED, "minishop", ("minishop-checkout-instance-failure",), False, None, workers=1,
                     platform="local", window_s=8, interval_s=1, repeat=1, attempts=1, max_load=None, overheads=over,
-                    rules=3, stability="4s")
+                    rules=3, stability="4s", max_steal=0.5)
     args = validate_args(plan, plan.faults[0], tmp_path)
     assert args[args.index("--rules") + 1] == "3" and args[args.index("--stability") + 1] == "4s"
+    assert args[args.index("--max-steal") + 1] == "0.5"
     plan.write(tmp_path)
     old = json.loads((tmp_path / "plan.json").read_text())
-    del old["rules"], old["stability"]
+    del old["rules"], old["stability"], old["max_steal"]
     (tmp_path / "plan.json").write_text(json.dumps(old))
-    assert "--rules" not in validate_args(Plan.read(tmp_path), plan.faults[0], tmp_path)
+    args = validate_args(Plan.read(tmp_path), plan.faults[0], tmp_path)
+    assert "--rules" not in args and "--max-steal" not in args
 
 
 def test_fault_selection_refuses_what_it_cannot_plan():

@@ -28,7 +28,7 @@ def test_admitted_once_and_rejected_at_the_second_window_stays_out_of_the_releas
     fault = shop.cart_store_port(ws)
     # 8 s windows hold 24 judged probe attempts; 4 s windows only 15, too few for the rule to admit
     proc = retrying.run(lambda: run_cli("validate", "--fault", fault, "--window", "8s", "--interval", "1s",
-                                        "--repeat", "1", "--max-load", "1000", "--rules", "3", "--stability", "4s",
+                                        "--repeat", "1", "--max-load", "1000", "--stability", "4s",
                                         "--json", cwd=ws.root, env=shop.env_for(ws), timeout=600))
     out = json.loads(proc.stdout)
     assert out["first"]["status"] == "admitted", out["first"]["summary"]
