@@ -29,8 +29,9 @@ from tests.helpers.retrying import validate
 from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
 FAULT = "minishop-checkout-env-payment-addr-port"
-# two shops on a node shared by many runs: the machine's load is not what these tests are about
-LENIENT = Limits(max_load_per_core=1000.0, max_lag_intervals=1000.0)
+# two shops on a node shared by many runs: the machine's load (CPU steal included: two minishops side by
+# side met 21-32% in CI) is not what these tests are about
+LENIENT = Limits(max_load_per_core=1000.0, max_lag_intervals=1000.0, max_steal=1.0)
 # two shops on a shared node: bringing both up may take many minutes on a loaded machine
 pytestmark = pytest.mark.timeout(1800)
 SITES = [{"name": "site-a", "zone": "zone-a", "role": "active"},
