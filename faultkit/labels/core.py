@@ -32,7 +32,7 @@ def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Wi
                          f"descriptor here is {app.version}; label it with that descriptor, or validate again")
     cycles = counted_cycles(stages, windows)
     # counted as the verdict counted them: a label never disagrees with it about what a window measured
-    evidence = key_evidence(cycles, probe_route(entry), app.entry, int(inputs.get("rules_version", 2)),
+    evidence = key_evidence(cycles, probe_route(entry), app.entry, sc.sealed_version(inputs),
                             sc.probed_service(entry))
     chain = causal_chain(entry, app, cycles, evidence)
     points = [c for step in chain for c in step["checkpoints"]]

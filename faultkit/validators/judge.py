@@ -169,8 +169,7 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
     ]
     if not before or not after:
         return rules
-    # a bundle is judged by the rules it was sealed under (pure callers without one: the shipped v2)
-    version = int(inputs.get("rules_version", 2))
+    version = sc.sealed_version(inputs)  # a bundle is judged by the rules it was sealed under
     rules += _message_rules(entry, app, before, after)
     ok_after, required = sc.serving(before, after, app["entry"], version, sc.probed_service(entry))
     rules.append(

@@ -180,6 +180,11 @@ def serving(before: Window, after: Window, entry: str, version: int = 3,
     return round(ok_after, 3), round(required, 3)
 
 
+def sealed_version(inputs: Mapping[str, Any]) -> int:
+    """The rules a bundle was sealed under (its inputs.json); bundles from before the field: v2."""
+    return int(inputs.get("rules_version", 2))
+
+
 def probed_service(entry: Mapping[str, Any]) -> str | None:
     """The service the entry's symptom probe sends its requests to (None: it has no probe)."""
     probe = entry.get("probe")

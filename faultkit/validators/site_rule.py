@@ -66,7 +66,7 @@ def _site(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, Window]
         return ["no before window"], "not observed"
     problems: list[str] = []
     figures: list[str] = []
-    version = int(inputs.get("rules_version", 2))
+    version = sc.sealed_version(inputs)
     for phase in ("after", "recovery"):
         name = cycle.get(phase)
         if not name:
