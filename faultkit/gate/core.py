@@ -8,12 +8,12 @@ the change is the one blamed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from faultkit.catalog.lint import Finding, Linter, discover, load_entry_file
+from faultkit.catalog.lint import EvidenceRule, Finding, Linter, discover, load_entry_file
 from faultkit.catalog.lint_cache import FileLint, Store
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import verdict_state
@@ -106,9 +106,9 @@ def entries_using(every: dict[str, FileLint], patches: tuple[str, ...]) -> dict[
 
 
 def run_gate(workspace: Workspace, base: str, validator: Validator | None = None,
-             store: Store | None = None) -> GateResult:
+             store: Store | None = None, evidence_rules: Sequence[EvidenceRule] = ()) -> GateResult:
     ch = changes(workspace, base)
-    linter = Linter(workspace, store)
+    linter = Linter(workspace, store, evidence_rules)
     every = dict(linter.results(discover(workspace)))  # cached facts: the catalog's index
     why = dict.fromkeys(ch.entries, "changed")
     users = entries_using(every, ch.patches)
