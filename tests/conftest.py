@@ -54,3 +54,29 @@ def cli(ws: Workspace) -> CLI:
         return run_cli(*args, cwd=ws.root, check=check, env=env, input=input, timeout=timeout)
 
     return run
+
+
+# Fixtures that reach the one-node cluster or the Docker engine. The fast tier (-m "not live") runs
+# while the cluster is still being built, so a test that used one of them unmarked would wait minutes
+# for a cluster and then fail: collection refuses it at once instead, saying what to mark.
+LIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [item.nodeid for item in items if LIVE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("live") is None]
+    if unmarked:
+        raise pytest.UsageError(f"{unmarked[0]} (and {len(unmarked) - 1} more) use the cluster or the Docker "
+                                "engine: mark them live (pytestmark = pytest.mark.live)")
+    _leave_out_long(config, items)
+
+
+def _leave_out_long(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`long` tests run only when -m names them, so `-m "not live"` and `-m live` leave them out too
+    (an -m in addopts would be replaced by the one on the command line)."""
+    if "long" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("long") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("long")])
+        items[:] = kept

@@ -16,11 +16,14 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 import yaml
 
 from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
 from tests.validators import shop
+
+pytestmark = pytest.mark.live
 
 CONFIG = "minishop-checkout-env-payment-addr-port"
 # cart's and cartstore's failures leave 90 to 330 errors a minute against a threshold of 4; checkout's

@@ -22,6 +22,8 @@ from faultkit.catalog.chaos_mesh import API_VERSION, chaos_mesh
 from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
 
+pytestmark = pytest.mark.live
+
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = Workspace(root=REPO, state_dir=REPO / ".faultkit")
 GROUP, VERSION = API_VERSION.split("/")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import requests
 from kubernetes import client, utils
 
 from .conftest import wait_until
+
+pytestmark = pytest.mark.live
 
 VERSION = "v1.34.4"
 

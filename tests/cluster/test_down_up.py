@@ -12,8 +12,11 @@ import subprocess
 from pathlib import Path
 
 import psutil
+import pytest
 
 from .conftest import cluster, kubeconfig_path, wait_until
+
+pytestmark = pytest.mark.live
 
 
 def _state() -> Path:

@@ -21,6 +21,8 @@ from kubernetes import client, config
 
 from tests.helpers.cli import cli_env
 
+pytestmark = pytest.mark.live
+
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 SCRIPT = REPO / "scripts" / "ci" / "gate-kubernetes.sh"

@@ -6,7 +6,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from faultkit.images import aptsource
+
+pytestmark = pytest.mark.live
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ci" / "dockerd.sh"
 

@@ -20,6 +20,8 @@ from faultkit.images.release import build_release
 from faultkit.images.service import build_service
 from faultkit.workspace import Workspace
 
+pytestmark = pytest.mark.live
+
 FAULT = "minishop-code-checkout-shipping-quote"
 
 

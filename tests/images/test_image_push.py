@@ -17,6 +17,8 @@ from faultkit.errors import InputError, PlatformError
 from faultkit.images import push
 from faultkit.images.records import ImageBuild
 
+pytestmark = pytest.mark.live
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from faultkit.images.records import ImageBuild
+
+pytestmark = pytest.mark.live
 
 
 def _ancestors(c: Any, image_id: str) -> list[str]:

@@ -21,6 +21,8 @@ from faultkit.workspace import Workspace
 from tests.helpers.retrying import validate
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, object]]:

@@ -11,6 +11,8 @@ from faultkit.errors import Unsupported
 from faultkit.platforms.local import LocalPlatform
 from tests.platforms.fixture_app import get, wait_for
 
+pytestmark = pytest.mark.live
+
 
 def _latency(url: str, n: int = 3) -> float:
     started = time.time()

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from faultkit.platforms.local import LocalPlatform
 from faultkit.platforms.local.status import ReplicaRecord, ServiceStatus, SupervisorStatus
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
+
+pytestmark = pytest.mark.live
 
 
 def test_up_status_down(workspace: Workspace) -> None:

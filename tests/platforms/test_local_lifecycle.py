@@ -17,6 +17,8 @@ from faultkit.platforms.local import LocalPlatform, local_platform
 from faultkit.workspace import Workspace
 from tests.platforms.fixture_app import get, wait_for
 
+pytestmark = pytest.mark.live
+
 
 def _all_pids(p: LocalPlatform) -> list[int]:
     return [pid for pids in p.pids().values() for pid in pids]

@@ -13,10 +13,10 @@ from faultkit.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     not (REPO / "apps/minishop/app.yaml").is_file() or not (REPO / "apps/minishop/manifests").is_dir(),
     reason="apps/minishop is not in this checkout",
-)
+), pytest.mark.live]
 
 
 def test_minishop_comes_up_and_serves(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
 from tests.platforms.fixture_app import get, wait_for, write_app
 
+pytestmark = pytest.mark.live
+
 
 @pytest.fixture
 def up2(tmp_path: Path) -> Iterator[LocalPlatform]:

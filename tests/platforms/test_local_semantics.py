@@ -14,6 +14,8 @@ from faultkit.platforms.local import LocalPlatform
 from faultkit.workspace import Workspace
 from tests.platforms.fixture_app import get, wait_for
 
+pytestmark = pytest.mark.live
+
 
 def _env(p: LocalPlatform, instance_id: str) -> dict[str, str]:
     pid = p.pids()[instance_id][0]

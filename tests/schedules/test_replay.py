@@ -26,6 +26,8 @@ from faultkit.schedules import document
 
 from . import replay_shop as rs
 
+pytestmark = pytest.mark.live
+
 INVOKE = (f"{sys.executable} -c \"import os, subprocess, sys, time; k = os.environ['FAULTKIT_INVOCATION']; "
           "w = os.environ['FAULTKIT_WORKSPACE']; open(os.path.join(w, 'seen'), 'a').write(k + ' '); "
           "c = subprocess.Popen(['sleep', '60']); open(os.path.join(w, 'child-' + k), 'w').write(str(c.pid)); "

@@ -28,6 +28,8 @@ from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 SAMPLE = {
     "code": ("minishop-code-checkout-shipping-quote", "minishop-code-cart-store-acl-auth"),
     "config": ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-password"),

@@ -16,6 +16,8 @@ from faultkit.workspace import Workspace
 from tests.helpers.retrying import validate
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30,
                           limits=Limits(max_load_per_core=1e9), rules=3)
 

@@ -19,6 +19,8 @@ from faultkit.workspace import Workspace
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 CODE_STAGES = [
     "lint",
     "patch",

@@ -16,6 +16,8 @@ from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:

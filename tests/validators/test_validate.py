@@ -18,6 +18,8 @@ from tests.helpers.cli import run_cli
 from tests.helpers.retrying import validate
 from tests.validators import shop
 
+pytestmark = pytest.mark.live
+
 # Windows long enough that the workload, not the symptom probe, decides the screens.
 PARAMS = ValidationParams(window_s=8, interval_s=1, repeat=1, rollout_timeout_s=30)
 

@@ -27,6 +27,8 @@ from faultkit.validators.changes import ActionChange
 from tests.platforms.kubernetes import node_view as node
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
+pytestmark = pytest.mark.live
+
 
 def _clean(shop: KubernetesPlatform, service: str, rules_before: str) -> None:
     """After stop: no action in force, no agent process, the pod's netns as it was, nothing stopped."""

@@ -13,6 +13,8 @@ from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
+pytestmark = pytest.mark.live
+
 
 def _foreign(core: client.CoreV1Api, apps: client.AppsV1Api) -> str:
     """Someone else's namespace holding a Deployment named like one of minishop's (scaled to 0)."""

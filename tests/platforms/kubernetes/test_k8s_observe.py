@@ -13,6 +13,8 @@ from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.platforms.kubernetes.k8s_support import wait_until
 
+pytestmark = pytest.mark.live
+
 
 def _pod(shop: KubernetesPlatform, service: str) -> str:
     slots = shop._slot_pods(service)

@@ -17,6 +17,8 @@ from faultkit.platforms.kubernetes import KubernetesPlatform, objects
 from faultkit.platforms.kubernetes.completion import rollout_progress
 from tests.platforms.kubernetes import recording
 
+pytestmark = pytest.mark.live
+
 
 def _images(shop: KubernetesPlatform, ns: str, apps: client.AppsV1Api, name: str) -> str:
     return str(apps.read_namespaced_deployment(name, ns).spec.template.spec.containers[0].image)

@@ -8,6 +8,8 @@ from kubernetes import client
 from faultkit.errors import InputError, NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
 
+pytestmark = pytest.mark.live
+
 
 def _env(apps: client.AppsV1Api, ns: str, name: str) -> list[tuple[str, str]]:
     c = apps.read_namespaced_deployment(name, ns).spec.template.spec.containers[0]

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from kubernetes import client
 
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
 from tests.helpers.retrying import validate
+
+pytestmark = pytest.mark.live
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Set up everything the tests need on a bare machine, run them, and stop what this script started.
+#
+#   bash scripts/test.sh           # the whole suite, as CI runs it (.ci/run calls this)
+#   bash scripts/test.sh --fast    # the fast tier only: tests that start nothing (pytest -m "not live")
+#
+# Extra arguments go to both pytest runs (for example -x or -k NAME).
+#
+# The whole suite runs in two tiers. The fast tier (no application, cluster, engine or stack) runs
+# while the one-node cluster and the Go tools build in the background: on a cold machine that
+# build is the longest step of the set-up, and the fast tier needs none of it. The live tier (real
+# minishop processes, the Docker engine, the one-node cluster) runs once the cluster is up: its
+# verdicts measure the machine, so nothing else is built while it runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1
+
+fast=0
+if [ "${1:-}" = --fast ]; then fast=1; shift; fi
+cache="${XDG_CACHE_HOME:-$HOME/.cache}"
+logs="$(mktemp -d)"
+
+# Debian packages: git (patches are applied with `git apply`), Chromium (the HTML report is rendered
+# in it); for the live tier also the Docker engine and debootstrap (tests/images builds real images
+# from Debian packages), iptables and nft (the kubernetes actions read a pod's netns), Prometheus
+# (the kubernetes platform's --prometheus tests run Debian's on loopback).
+missing=()
+need() { command -v "$1" >/dev/null || missing+=("$2"); }
+need git git
+need chromium chromium
+if [ "$fast" = 0 ]; then
+  need dockerd docker.io
+  need debootstrap debootstrap
+  need iptables-save iptables
+  need nft nftables
+  need prometheus prometheus
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+python3 -m pip install -q -e ".[test,plot,docker,kubernetes]"
+
+if [ "$fast" = 1 ]; then
+  exec python3 -m pytest -q -m "not live" "$@"
+fi
+
+# Whatever happens after this line, the EXIT trap stops what this script started: a build still
+# running, the cluster (it runs images the engine built), then the Docker engine (only if started here).
+builder=""
+stop_all() {
+  [ -n "$builder" ] && kill -- -"$builder" 2>/dev/null || true
+  tools/cluster/cluster down || true
+  scripts/ci/dockerd.sh stop || true
+}
+trap stop_all EXIT
+
+# The Go tools, each built once into a cache outside the repository: the one-node Kubernetes of
+# tools/cluster (tests/cluster and the kubernetes platform run on it), and a `distribution` registry
+# for the push test (tests/images/test_image_push.py starts it on loopback).
+export REGISTRY_BIN="$cache/faultkit-registry/bin/registry"
+build_tools() {
+  bash tools/cluster/ci-up.sh --build-only
+  [ -x "$REGISTRY_BIN" ] || GOBIN="$(dirname "$REGISTRY_BIN")" GOFLAGS=-mod=mod \
+    go install github.com/distribution/distribution/v3/cmd/registry@v3.0.0
+}
+set -m  # the build gets a process group of its own, so the trap can stop all of it
+build_tools >"$logs/build.log" 2>&1 &
+builder=$!
+set +m
+
+status=0
+python3 -m pytest -q -m "not live" "$@" || status=$?
+[ "$status" = 5 ] && status=0  # no test collected in this tier is not a failure of the tier
+
+echo "test.sh: waiting for the cluster and tool builds (log: $logs/build.log)"
+if ! wait "$builder"; then
+  builder=""
+  tail -n 30 "$logs/build.log" >&2
+  echo "Error: test.sh: building the cluster or the Go tools failed; see above" >&2
+  exit 1
+fi
+builder=""
+tail -n 3 "$logs/build.log"
+
+scripts/ci/dockerd.sh start
+bash tools/cluster/ci-up.sh
+
+live=0
+python3 -m pytest -q -m live "$@" || live=$?
+[ "$live" = 5 ] && live=0
+[ "$status" = 0 ] && status=$live
+exit "$status"
