@@ -4,6 +4,7 @@ repository. Each attack runs the real `faultkit catalog lint` (or the gate) on a
 from __future__ import annotations
 
 import json
+
 import git
 
 from faultkit.catalog.lint_cache import CACHE_DIR, Store, sealed
