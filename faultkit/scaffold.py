@@ -66,7 +66,8 @@ def _template(name: str) -> str:
 def gate_workflow() -> str:
     """The repository's gate workflow for a catalog that installs faultkit instead of being it."""
     text = _template("faultkit-gate.yml")
-    text = text.replace("      - run: pip install .\n", f'      - run: pip install "faultkit=={__version__}"\n')
+    pinned = f'      - run: pip install "faultkit=={__version__}"\n'
+    text = text.replace("      - run: pip install .\n", pinned).replace('      - run: pip install "$RUNNER_TEMP/base"\n', pinned)
     return text.replace('      - "faultkit/**"\n', "")
 
 
