@@ -67,7 +67,8 @@ def gate_workflow() -> str:
     """The repository's gate workflow for a catalog that installs faultkit instead of being it."""
     text = _template("faultkit-gate.yml")
     pinned = f'      - run: pip install "faultkit=={__version__}"\n'
-    text = text.replace("      - run: pip install .\n", pinned).replace('      - run: pip install "$RUNNER_TEMP/base"\n', pinned)
+    text = text.replace("      - run: pip install .\n", pinned)
+    text = text.replace('      - run: pip install "$RUNNER_TEMP/base"\n', pinned)  # the gate job: the base's toolkit
     return text.replace('      - "faultkit/**"\n', "")
 
 

@@ -114,8 +114,9 @@ def block_mismatches(block: dict[str, Any], inputs: dict[str, Any], verdict: dic
     its bundle says: verdict, window, repeat, platform, failed rules, entry and patch digests. The
     release publishes these fields, so a value the bundle does not back is a false claim. window_s,
     repeat and platform must be present; the others are compared when the block has them."""
-    params = inputs.get("params") if isinstance(inputs.get("params"), dict) else {}
-    patch = inputs.get("patch") if isinstance(inputs.get("patch"), dict) else {}
+    found_params, found_patch = inputs.get("params"), inputs.get("patch")
+    params: dict[str, Any] = found_params if isinstance(found_params, dict) else {}
+    patch: dict[str, Any] = found_patch if isinstance(found_patch, dict) else {}
     said = {
         "verdict": verdict.get("status"),
         "window_s": params.get("window_s"),

@@ -93,8 +93,9 @@ def _settings(top: Path, ch: Changes, path: str) -> list[Privileged]:
     before, after = _toml(top, ch.base, path), _toml(top, ch.head, path)
     if isinstance(after, str):
         return [Privileged(path, "rules", "modified; " + NEEDS["rules"], after)]
-    before = before if isinstance(before, dict) else {}
-    tables = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+    old: dict = before if isinstance(before, dict) else {}
+    new: dict = after if isinstance(after, dict) else {}  # None: deleted
+    tables = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
     return [Privileged(path, "trust" if t == "trust" else "rules", f"[{t}] changed; "
                        + NEEDS["trust" if t == "trust" else "rules"]) for t in tables]
 

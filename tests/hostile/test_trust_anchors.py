@@ -101,7 +101,8 @@ def test_catalog_build_takes_trust_from_the_base_or_from_outside(ws, repo, run, 
     assert out["entries"] == 1
     assert [(x["id"], x["reason"]) for x in out["excluded"]] == [("ms-cart-port-1", "untrusted")]
     outside = tmp_path / "trust.toml"
-    outside.write_text(f'[trust]\nkeys = ["{fingerprint(signing_key(None, {"FAULTKIT_KEY": str(ci_key)}).public_key())}"]\n')
+    ci = fingerprint(signing_key(None, {"FAULTKIT_KEY": str(ci_key)}).public_key())
+    outside.write_text(f'[trust]\nkeys = ["{ci}"]\n')
     out = json.loads(run("catalog", "build", "--version", "1", "--json",
                          env={"FAULTKIT_TRUST_CONFIG": str(outside)}).stdout)
     assert [(x["id"], x["reason"]) for x in out["excluded"]] == [("ms-cart-port-1", "untrusted")]
