@@ -13,10 +13,10 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from faultkit.catalog.lint_cache import FileLint, Pack, Store, digest, environment, file_digest, key_of, stat_of
 from faultkit.catalog.rules.files import discover, display
@@ -38,13 +38,14 @@ __all__ = ["Finding", "Linter", "Loaded", "Report", "discover", "lint", "load_en
 ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "patches.check_code", "semantic.check_config",
                                 "semantic.check_direct", "leakage.check_leakage", "leakage.check_title")
 FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
-# rules that read an entry's admitting evidence, registered by the command layer (faultkit/labels/
-# reads entries through catalog, so catalog cannot import it). Their findings are advice for the next
-# validation (editing the entry makes its verdict stale), so --strict leaves them warnings. A cached
-# result of such a rule counts while the admitting bundle's MANIFEST.json and labels.json are unchanged.
-# A rule is given as a callable or as "module:function", imported on the first file the cache cannot
-# answer (so registering one costs a warm run nothing).
-EVIDENCE_RULES: list[EntryRule | str] = []
+# Rules that read an entry's admitting evidence are given by the command layer to the Linter
+# (`evidence_rules`: faultkit/labels/ reads entries through catalog, so catalog cannot import it), never
+# kept in a module global: what `catalog build` checks must not depend on what ran before it in the
+# process. Their findings are advice for the next validation (editing the entry makes its verdict
+# stale), so --strict leaves them warnings. A cached result of such a rule counts while the admitting
+# bundle's MANIFEST.json and labels.json are unchanged. A rule is given as a callable or as
+# "module:function", imported on the first file the cache cannot answer (so it costs a warm run nothing).
+EvidenceRule = Union["EntryRule", str]
 ADVISORY = ("declared_evidence",)
 
 
@@ -107,14 +108,16 @@ class Report:
 class Linter:
     """One lint run: the rules' context, and the cache pack when a Store is given."""
 
-    def __init__(self, workspace: Workspace, store: Store | None = None) -> None:
+    def __init__(self, workspace: Workspace, store: Store | None = None,
+                 evidence_rules: Sequence[EvidenceRule] = ()) -> None:
         self.workspace = workspace
+        self._evidence = tuple(evidence_rules)
         self._ctx: Context | None = None
         self._entry_rules: list[EntryRule] = []
         self._file_rules: list[FileRule] = []
         names = [*ENTRY_RULES, *FILE_RULES, *(f"invariants.{r.__name__}" for r in CATALOG_RULES)]
-        sources = rule_sources(names) + evidence_sources(EVIDENCE_RULES)
-        names += [r if isinstance(r, str) else f"{r.__module__}:{r.__qualname__}" for r in EVIDENCE_RULES]
+        sources = rule_sources(names) + evidence_sources(self._evidence)
+        names += [r if isinstance(r, str) else f"{r.__module__}:{r.__qualname__}" for r in self._evidence]
         env = environment(workspace, names, sources) if store else ""
         self.pack: Pack | None = store.pack(env) if store else None
         self._entries: dict[str, Entry] = {}
@@ -196,7 +199,7 @@ class Linter:
 
             self._ctx = Context(self.workspace, self.pack.store if self.pack else None,
                                 self.pack.env if self.pack else "")
-            evidence = [_named(r) if isinstance(r, str) else r for r in EVIDENCE_RULES]
+            evidence = [_named(r) if isinstance(r, str) else r for r in self._evidence]
             self._entry_rules = [*(rule(n) for n in ENTRY_RULES), *evidence]
             self._file_rules = [rule(n) for n in FILE_RULES]
         return self._ctx
@@ -212,7 +215,7 @@ class Linter:
         findings.extend(_entry_findings(ctx, item, self._entry_rules))
         read = [item.entry.code.patch] if item.entry.code else []
         v = item.entry.validation
-        if EVIDENCE_RULES and v is not None and v.bundle:
+        if self._evidence and v is not None and v.bundle:
             read += [f"{v.bundle}/MANIFEST.json", f"{v.bundle}/labels.json"]
         deps = tuple((rel, self._dep(rel)) for rel in read)
         return FileLint(tuple(findings), Facts.of(item), deps), item.entry
@@ -263,9 +266,9 @@ def _dep_digest(root: Path, rel: str) -> str:
 
 
 def lint(workspace: Workspace, paths: Iterable[Path] = (), strict: bool = False, store: Store | None = None,
-         jobs: int = 0) -> Report:
+         jobs: int = 0, evidence_rules: Sequence[EvidenceRule] = ()) -> Report:
     files = discover(workspace, paths)
-    linter = Linter(workspace, store)
+    linter = Linter(workspace, store, evidence_rules)
     given = linter.results(files, jobs)
     rest: list[tuple[str, FileLint]] = []
     if files and paths:

@@ -8,21 +8,15 @@ from pathlib import Path
 
 import click
 
-from faultkit.catalog.lint import EVIDENCE_RULES
 from faultkit.catalog.lint import lint as run_lint
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.common import json_option, print_json, workspace
 from faultkit.schema import SCHEMAS, schema_text
 
-EVIDENCE_RULE = "faultkit.labels.lint_rule:check_declared_evidence"
-
-
-def register_evidence_rule() -> None:
-    """The declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported
-    only when a file is linted afresh, so a lint answered from its cache does not load labels. The
-    gate registers it too: one rule set, so lint and gate share one cache."""
-    if EVIDENCE_RULE not in EVIDENCE_RULES:
-        EVIDENCE_RULES.append(EVIDENCE_RULE)
+# The declared-evidence rule of faultkit/labels (labels/lint_rule.py), by name: it is imported only
+# when a file is linted afresh, so a lint answered from its cache does not load labels. The gate
+# lints with it too: one rule set, so lint and gate share one cache.
+EVIDENCE_RULES = ("faultkit.labels.lint_rule:check_declared_evidence",)
 
 
 class CatalogGroup(click.Group):
@@ -65,14 +59,14 @@ def lint_cmd(paths: tuple[Path, ...], strict: bool, drafts: bool, no_cache: bool
 
     Example: faultkit catalog lint catalog/minishop
     """
-    register_evidence_rule()
     ws = workspace()
     if drafts:
         from faultkit.authoring.drafts import lint_drafts  # only drafts need the authoring rules
 
         report = lint_drafts(ws, paths)
     else:
-        report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws))
+        report = run_lint(ws, paths, strict=strict, store=None if no_cache else Store.default(ws),
+                          evidence_rules=EVIDENCE_RULES)
     if as_json:
         print_json({"files": report.files, "errors": report.errors, "warnings": report.warnings,
                     "findings": [dataclasses.asdict(f) for f in report.findings]})

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.catalog.lint_cache import Store
-from faultkit.commands.catalog_cmds import register_evidence_rule
+from faultkit.commands.catalog_cmds import EVIDENCE_RULES
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.gate.core import GateResult, find_validator, run_gate
 from faultkit.gate.github import step_summary, workflow_commands
@@ -65,7 +65,6 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
     ws = workspace()
-    register_evidence_rule()
     validator = None
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
@@ -73,7 +72,8 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
         second = None if stability == "none" else seconds(window if stability == "same" else stability)
         validator = find_validator(seconds(window), platform=platform_name, repeat=repeat, max_load=max_load,
                                    rollout_timeout_s=rollout_timeout, stability_s=second)
-    result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), accept_privileged, trust_config)
+    result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES,
+                      accept_privileged, trust_config)
     if junit:
         write_junit(result, junit)
     if github:

@@ -62,9 +62,9 @@ platform_option = click.option("--platform", "platform_name", default="local", s
                    "record that verdict beside the first; admitted once and not twice is flaky.")
 @platform_option
 @json_option
-def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None, timeout_s: float | None,
-                 no_record: bool, key: Path | None, max_load: float, max_steal: float, rules: str, stability: str | None,
-                 platform_name: str, as_json: bool) -> int:
+def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,
+                 timeout_s: float | None, no_record: bool, key: Path | None, max_load: float, max_steal: float,
+                 rules: str, stability: str | None, platform_name: str, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.

@@ -14,12 +14,12 @@ changes (gate/privileged.py) are listed, and fail the gate unless a maintainer a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from faultkit.catalog.lint import Finding, Linter, discover, load_entry_file
+from faultkit.catalog.lint import EvidenceRule, Finding, Linter, discover, load_entry_file
 from faultkit.catalog.lint_cache import FileLint, Store
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import Custody, State, check_bundle, second_verdict, verdict_state
@@ -142,11 +142,11 @@ def gate_custody(workspace: Workspace, ch: Changes, trust_config: Path | None = 
 
 
 def run_gate(workspace: Workspace, base: str, validator: Validator | None = None,
-             store: Store | None = None, accept_privileged: bool = False,
-             trust_config: Path | None = None) -> GateResult:
+             store: Store | None = None, evidence_rules: Sequence[EvidenceRule] = (),
+             accept_privileged: bool = False, trust_config: Path | None = None) -> GateResult:
     ch = changes(workspace, base)
     custody = gate_custody(workspace, ch, trust_config)
-    linter = Linter(workspace, store)
+    linter = Linter(workspace, store, evidence_rules)
     every = dict(linter.results(discover(workspace)))  # cached facts: the catalog's index
     why = dict.fromkeys(ch.entries, "changed")
     users = entries_using(every, ch.patches)

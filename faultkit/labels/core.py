@@ -7,7 +7,7 @@ from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import InputError
-from faultkit.evidence import LABELS, dumps, read_json, read_verdict, verify_bundle
+from faultkit.evidence import LABELS, dumps, read_json, read_object, read_verdict, verify_bundle
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.evidence import counted_cycles, key_evidence
 from faultkit.observe.window import Window
@@ -53,9 +53,12 @@ def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Wi
 def label_bundle(folder: Path, app: AppDescriptor) -> dict[str, Any]:
     """Verify the bundle's seal, then derive its labels from its files."""
     digest = verify_bundle(folder)
-    inputs = read_json(folder, "inputs.json")
-    stages = read_json(folder, "stages.json")
-    names = sorted({c[k] for c in stages.get("cycles", []) for k in ("before", "after") if c.get(k)})
+    inputs = read_object(folder, "inputs.json")
+    stages = read_object(folder, "stages.json")
+    cycles = stages.get("cycles", [])
+    if not isinstance(cycles, list) or not all(isinstance(c, dict) for c in cycles):
+        raise InputError(f"{folder / 'stages.json'}: cycles: expected a list of objects")
+    names = sorted({str(c[k]) for c in cycles for k in ("before", "after") if c.get(k)})
     windows = {n: read_json(folder, f"windows/{n}.json") for n in names}
     return derive(inputs, stages, windows, read_verdict(folder), app, digest)
 

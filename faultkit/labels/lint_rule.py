@@ -1,7 +1,7 @@
 """The declared-evidence check as a catalog lint rule.
 
-catalog must not import labels (labels reads entries through catalog), so the command layer
-registers this rule into catalog/lint.py's EVIDENCE_RULES before it lints (`register()`).
+catalog must not import labels (labels reads entries through catalog), so the command layer gives
+this rule to the linter by name (commands/catalog_cmds.py EVIDENCE_RULES).
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from faultkit.catalog.lint import EVIDENCE_RULES
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import safe_path
 from faultkit.catalog.rules.context import Context
@@ -46,7 +45,3 @@ def check_declared_evidence(ctx: Context, e: Entry) -> Iterator[tuple[str, str, 
     for f in check_declared({"evidence": thaw(e.raw.get("evidence", {}))}, labels):
         yield f.path, f.message, "warning"
 
-
-def register() -> None:
-    if check_declared_evidence not in EVIDENCE_RULES:
-        EVIDENCE_RULES.append(check_declared_evidence)

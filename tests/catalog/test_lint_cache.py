@@ -16,9 +16,9 @@ from faultkit.catalog import lint as lint_module
 from faultkit.catalog import lint_cache
 from faultkit.catalog.lint import lint
 from faultkit.catalog.lint_cache import CACHE_DIR, Store
-from faultkit.commands.catalog_cmds import EVIDENCE_RULE
+from faultkit.commands.catalog_cmds import EVIDENCE_RULES
 from tests.factories import cart_prefix_entry, entry_data, port_entry, write_entry
-from tests.helpers.cli import FAULTKIT, run_cli
+from tests.helpers.cli import FAULTKIT, cli_env, run_cli
 
 PATCH = ('--- a/src/cart/main.py\n+++ b/src/cart/main.py\n@@ -11,2 +11,3 @@\n SERVICE = "cart"\n'
          ' MAX_QUANTITY = 999\n+_PREFIX = "cart-v2:"\n')
@@ -128,8 +128,8 @@ def test_two_lints_at_once_share_one_sound_cache(catalog, monkeypatch):
     for i in range(30, 90):
         write_entry(catalog, port_entry(i))
     fresh = run_cli("catalog", "lint", "--json", "--no-cache", cwd=catalog.root)
-    runs = [subprocess.Popen([*FAULTKIT, "catalog", "lint", "--json"], cwd=catalog.root, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    runs = [subprocess.Popen([*FAULTKIT, "catalog", "lint", "--json"], cwd=catalog.root, env=cli_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in runs]
     assert [p.returncode for p in runs] == [1, 1], outputs
@@ -137,8 +137,7 @@ def test_two_lints_at_once_share_one_sound_cache(catalog, monkeypatch):
     packs = list((catalog.root / CACHE_DIR).glob("lint-*.json"))
     assert len(packs) == 1 and json.loads(packs[0].read_text())["format"] == lint_cache.FORMAT
     assert not list((catalog.root / CACHE_DIR).glob(".*.tmp")), "no temporary file left behind"
-    monkeypatch.setattr(lint_module, "EVIDENCE_RULES", [EVIDENCE_RULE])  # as the command registers it
-    warm = lint(catalog, store=store(catalog))
+    warm = lint(catalog, store=store(catalog), evidence_rules=EVIDENCE_RULES)  # as the command lints
     assert warm.cached == warm.files == 72
 
 
@@ -147,8 +146,7 @@ def test_an_unreadable_pack_is_a_miss_not_an_error(catalog, cli, monkeypatch):
     [pack] = (catalog.root / CACHE_DIR).glob("lint-*.json")
     pack.write_text('{"format": "faultkit/lint-cache/v1", "results": {"x": ')
     assert cli("catalog", "lint", "--json", check=1).stdout == expected
-    monkeypatch.setattr(lint_module, "EVIDENCE_RULES", [EVIDENCE_RULE])
-    assert lint(catalog, store=store(catalog)).cached == 12
+    assert lint(catalog, store=store(catalog), evidence_rules=EVIDENCE_RULES).cached == 12
 
 
 def test_the_cache_folder_ignores_itself_and_can_be_elsewhere(catalog, tmp_path):
