@@ -30,7 +30,7 @@ from faultkit.workspace import Workspace
 from faultkit.yamlio import canonical_json, read_text
 
 KINDS = ("descriptor", "source", "build", "rules")
-SKIPPED = frozenset({"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
+SKIPPED = frozenset({"__pycache__"})  # and .*_cache folders: what the build stage's copy leaves out
 NOT_RULES = ("trust", "validator")  # who is trusted and who signs: not what a rule measures
 
 
@@ -42,7 +42,7 @@ def tree_digest(folder: Path) -> str:
     """Every file under `folder` by relative name, mode and content (links by their target)."""
     h = hashlib.sha256()
     for here, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not (d.startswith(".") and d.endswith("_cache")))
         for name in sorted(files):
             if name.endswith(".pyc"):
                 continue
