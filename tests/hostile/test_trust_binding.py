@@ -122,3 +122,11 @@ def test_a_bundle_with_deleted_windows_stops_the_build(ws, cli):
     shutil.rmtree(ws.evidence_dir / "ms-cart-port-1" / "run-1" / "windows")
     proc = cli("catalog", "build", "--version", "1", check=1)
     assert proc.stderr.count("\n") == 1 and "windows/" in proc.stderr and "missing" in proc.stderr
+
+
+def test_apps_import_force_replacing_the_descriptor_leaves_a_bound_verdict_out(ws, cli):
+    admit(ws, port_entry(1), bound=True)
+    manifests = sorted(str(p) for p in (ws.apps_dir / "minishop" / "manifests").glob("*.yaml"))
+    cli("apps", "import", "--name", "minishop", "--force", *manifests, check=0)
+    out = build(cli)
+    assert out["_entries"] == 0 and out["ms-cart-port-1"]["reason"] == "stale-descriptor", out["ms-cart-port-1"]
