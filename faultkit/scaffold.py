@@ -66,7 +66,9 @@ def _template(name: str) -> str:
 def gate_workflow() -> str:
     """The repository's gate workflow for a catalog that installs faultkit instead of being it."""
     text = _template("faultkit-gate.yml")
-    text = text.replace("      - run: pip install .\n", f'      - run: pip install "faultkit=={__version__}"\n')
+    pinned = f'      - run: pip install "faultkit=={__version__}"\n'
+    text = text.replace("      - run: pip install .\n", pinned)
+    text = text.replace('      - run: pip install "$RUNNER_TEMP/base"\n', pinned)  # the gate job: the base's toolkit
     return text.replace('      - "faultkit/**"\n', "")
 
 

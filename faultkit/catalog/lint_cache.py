@@ -8,15 +8,25 @@ digests, and counts only while they still match. Results of one environment live
 into place with os.replace, under a lock that merges what a concurrent run wrote. Every key is a
 content address, so a lost race costs a cache miss, never a wrong answer. The cache folder keeps
 a `.gitignore` of its own (as ruff's does), so no repository has to know about it.
+
+A pull request can commit a cache folder (issue 32): a pack with a leaky entry's findings emptied
+would make lint pass it, and a `.faultkit_cache` symlink would make lint write outside the
+repository. So every pack and side file carries an HMAC under a per-user secret kept outside any
+repository (`lint-cache.key` in FAULTKIT_CACHE_HOME, else $XDG_CACHE_HOME/faultkit, else
+~/.cache/faultkit): a file this user's faultkit did not write is a miss, never an answer. A cache
+folder that is a symlink is not used (the per-user cache folder serves instead), and the lock is
+opened without following links; writes replace files, never write through them.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -26,10 +36,13 @@ from typing import Any
 
 import faultkit
 from faultkit.catalog.rules.records import Facts, Finding
+from faultkit.errors import InputError
 from faultkit.workspace import Workspace
 
 CACHE_DIR = ".faultkit_cache"
 FORMAT = "faultkit/lint-cache/v1"
+KEY_FILE = "lint-cache.key"
+_MAC = b',"mac":"'  # a pack's last member: the HMAC of every byte before it
 # the modules whose code decides a file's result, besides the rules themselves
 _SOURCES = ("catalog/lint.py", "catalog/lint_cache.py", "catalog/model.py", "catalog/config_rules.py",
             "catalog/vocab.py", "catalog/patches.py", "catalog/placeholders.py", "apps/descriptor.py",
@@ -155,16 +168,79 @@ def stat_of(st: os.stat_result) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-class Store:
-    """The cache folder (`.faultkit_cache/` at the workspace root unless FAULTKIT_CACHE_DIR says)."""
+def cache_home(environ: Mapping[str, str] = os.environ) -> Path:
+    """The user's cache folder: $FAULTKIT_CACHE_HOME, else $XDG_CACHE_HOME/faultkit, else ~/.cache/faultkit."""
+    if environ.get("FAULTKIT_CACHE_HOME"):
+        return Path(environ["FAULTKIT_CACHE_HOME"])
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "faultkit"
 
-    def __init__(self, directory: Path) -> None:
+
+def mac_key(environ: Mapping[str, str] = os.environ) -> bytes | None:
+    """This user's secret for the cache's HMACs, made on first use (mode 0600); None when the cache
+    folder cannot hold one (then nothing is cached)."""
+    path = cache_home(environ) / KEY_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            key = f.read(64)
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def sealed(key: bytes, body: bytes) -> bytes:
+    """`body` (a JSON object's bytes) with its HMAC as its last member."""
+    mac = hmac.new(key, body[:-1], hashlib.sha256).hexdigest().encode()
+    return body[:-1] + _MAC + mac + b'"}'
+
+
+def unsealed(key: bytes | None, data: bytes) -> bytes | None:
+    """The JSON object's bytes without its HMAC, when the HMAC is this user's; None otherwise."""
+    cut = data.rfind(_MAC)
+    if key is None or cut < 0 or not data.endswith(b'"}'):
+        return None
+    mac = data[cut + len(_MAC):-2]
+    if not hmac.compare_digest(mac, hmac.new(key, data[:cut], hashlib.sha256).hexdigest().encode()):
+        return None
+    return data[:cut] + b"}"
+
+
+def parse(path: Path, body: bytes) -> Any:
+    """JSON from the cache; nesting too deep for the parser is a one-line error, not a crash."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise InputError(f"{path}: the lint cache's file is nested too deeply to read; delete it "
+                         "(or run with --no-cache)") from None
+
+
+class Store:
+    """The cache folder (`.faultkit_cache/` at the workspace root unless FAULTKIT_CACHE_DIR says).
+    Only files sealed with this user's key (mac_key) are read."""
+
+    def __init__(self, directory: Path, key: bytes | None | bool = True,
+                 environ: Mapping[str, str] = os.environ) -> None:
         self.directory = directory
+        self.key: bytes | None = mac_key(environ) if key is True else (key or None)
 
     @classmethod
     def default(cls, workspace: Workspace, environ: Mapping[str, str] = os.environ) -> Store:
-        return cls(Path(environ["FAULTKIT_CACHE_DIR"]) if environ.get("FAULTKIT_CACHE_DIR")
-                   else workspace.root / CACHE_DIR)
+        if environ.get("FAULTKIT_CACHE_DIR"):
+            return cls(Path(environ["FAULTKIT_CACHE_DIR"]), environ=environ)
+        here = workspace.root / CACHE_DIR
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            # committed to point elsewhere: the user's own cache folder serves this repository instead
+            name = hashlib.sha256(str(workspace.root).encode()).hexdigest()[:32]
+            return cls(cache_home(environ) / "lint" / name, environ=environ)
+        return cls(here, environ=environ)
 
     def pack(self, env: str) -> Pack:
         path = self._path(env)
@@ -175,12 +251,24 @@ class Store:
     def _path(self, env: str) -> Path:
         return self.directory / f"lint-{env[:32]}.json"
 
-    @staticmethod
-    def _body(path: Path) -> dict[str, Any]:
+    def _read(self, path: Path) -> Any:
+        """A sealed file's JSON, or None when absent, unreadable or not sealed by this user."""
         try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            return {}  # no pack yet, or one a crash left unreadable: both are only misses
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        body = unsealed(self.key, data)
+        if body is None:
+            return None
+        try:
+            return parse(path, body)
+        except ValueError:
+            return None
+
+    def _body(self, path: Path) -> dict[str, Any]:
+        data = self._read(path)  # no pack yet, one a crash left unreadable or a foreign one: only misses
         ok = isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("results"), dict)
         if ok and not isinstance(data.get("stats", {}), dict):
             data["stats"] = {}
@@ -188,15 +276,16 @@ class Store:
 
     def read_json(self, name: str) -> Any:
         """A side file of the cache (parsed manifests), or None when absent or unreadable."""
-        try:
-            return json.loads((self.directory / name).read_bytes())
-        except (OSError, ValueError):
-            return None
+        data = self._read(self.directory / name)
+        return data.get("data") if isinstance(data, dict) else None
 
     def write_json(self, name: str, data: Any) -> None:
+        if self.key is None:
+            return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            _write(self.directory / name, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+            body = json.dumps({"data": data}, sort_keys=True, separators=(",", ":")).encode()
+            _write(self.directory / name, sealed(self.key, body))
         except OSError:
             pass  # only a miss next time
 
@@ -205,12 +294,15 @@ class Store:
               stats: Mapping[str, list[Any]] | None = None) -> None:
         """Merge `new` results (and file statuses) into the pack under the lock; drop results this run
         did not use once stale ones outnumber the live ones (old versions of edited files)."""
+        if self.key is None:
+            return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 _write(ignore, b"# written by faultkit: the lint cache is never committed\n*\n")
-            with open(self.directory / "lock", "a") as lock:
+            fd = os.open(self.directory / "lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 path = self._path(env)
                 # the pack as this run read it, unless another run has replaced it since
@@ -220,7 +312,7 @@ class Store:
                     results = {k: v for k, v in results.items() if k in used}
                 body = {"format": FORMAT, "environment": env, "results": results,
                         "stats": {**base.get("stats", {}), **(stats or {})}}
-                _write(path, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+                _write(path, sealed(self.key, json.dumps(body, sort_keys=True, separators=(",", ":")).encode()))
                 for other in [*self.directory.glob("lint-*.json"), *self.directory.glob("app-*.json")]:
                     if other != path and not other.name.startswith(f"app-{env[:32]}-"):
                         other.unlink(missing_ok=True)  # another environment's: no longer valid

@@ -7,7 +7,9 @@ entries left out with the reason. The same inputs give the same bytes: no clock 
 Chain of custody: an entry is admitted only on evidence. Its bundle must exist, verify against its
 manifest, carry the digest the entry records, be signed by a trusted validator key, hold in its
 sealed inputs exactly this entry and this patch (compared as content: a digest the author can
-recompute proves nothing), and judge again, from its own files, to the admission it records. The
+recompute proves nothing), back every field of the entry's validation block, have been measured on
+what this release is built from (the bindings it seals: descriptor, pinned source, build commands,
+rule settings; catalog/bindings.py), and judge again, from its own files, to the admission it records. The
 judge is passed in (Custody.judge) by the command layer: it lives with the validator, and the
 catalog package must not import validators (validators import the catalog).
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.catalog.bindings import KINDS, bindings, block_mismatches, bound, mismatches
 from faultkit.catalog.lint import discover, lint, load_entry_file
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
@@ -38,7 +41,7 @@ VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")  # fullmatch: `$` w
 
 # Why an entry is left out of a release; the schema lists the same words.
 REASONS = ("invalid", "no-verdict", "rejected", "flaky", "stale-entry", "stale-patch", "no-evidence", "untrusted",
-           "single-verdict")
+           "single-verdict", "validation-mismatch", *(f"stale-{kind}" for kind in KINDS))
 # Bundles sealed under these rules versions or later are admitted only when a second verdict (another
 # window length or an independent run, `validate --stability`) holds too; earlier ones (the shipped
 # v2 bundles) were admitted on one, and are judged as they were.
@@ -160,7 +163,7 @@ def check_bundle(workspace: Workspace, entry: Entry, file: str, custody: Custody
     if custody.relabel and labels.exists() and read_bytes(folder, LABELS) != custody.relabel(folder).encode():
         raise InputError(f"{file}: validation.bundle: {bundle}/{LABELS} differs from the labels its files give; "
                          f"run `faultkit label {entry.id} --write`")
-    return State("admitted"), digest, signer
+    return _bound_mismatch(workspace, entry, folder, second) or State("admitted"), digest, signer
 
 
 def _inputs_mismatch(workspace: Workspace, entry: Entry, folder: Path) -> State | None:
@@ -180,6 +183,27 @@ def _inputs_mismatch(workspace: Workspace, entry: Entry, folder: Path) -> State 
             validated = None
         if validated != current:
             return State("stale-patch", f"{entry.code.patch} is not the patch its bundle validated; validate it again")
+    return None
+
+
+def _bound_mismatch(workspace: Workspace, entry: Entry, folder: Path, second: bool) -> State | None:
+    """Why the bundle does not back the validation block, or was measured on another descriptor, source,
+    build or rule settings than this checkout's (issue 32); None when it backs and matches."""
+    inputs = read_object(folder, "inputs.json")
+    raw = thaw(entry.raw.get("validation"))
+    raw = raw if isinstance(raw, dict) else {}
+    # the second verdict ran on the same platform, entry and patch as the first: its block says so by omission
+    inherited = {k: raw.get(k) for k in ("platform", "entry_digest", "patch_digest") if k in raw}
+    block = {**inherited, **raw.get("stability", {})} if second else raw
+    wrong = block_mismatches(block, inputs, read_object(folder, "verdict.json"))
+    if wrong:
+        which = "stability" if second else "validation"
+        return State("validation-mismatch", f"{which}: " + "; ".join(wrong) + "; validate it again")
+    sealed = inputs.get("bindings")
+    stale = mismatches(sealed, bindings(workspace, entry)) if sealed is not None else []
+    if stale:
+        return State(f"stale-{stale[0]}", f"the {', '.join(stale)} changed after its bundle was sealed "
+                                         f"({folder.name}); validate it again")
     return None
 
 
@@ -240,10 +264,9 @@ def second_verdict(workspace: Workspace, entry: Entry, file: str, custody: Custo
     if second.get("verdict") != "admitted":
         return State("flaky", f"flaky: admitted at {v.window_s:g}s, {second.get('verdict')} at "
                               f"{float(second.get('window_s', 0)):g}s: {', '.join(second.get('failed_rules', ()))}")
-    state, digest, _ = check_bundle(workspace, entry, file, custody, second=True)
-    if state.status == "admitted" and digest == first:
+    if second.get("bundle_digest") == first:  # the first bundle passed every check already
         return State("single-verdict", "the second verdict names the first one's bundle; validate it with --stability")
-    return state
+    return check_bundle(workspace, entry, file, custody, second=True)[0]
 
 
 def alias_row(entry: Entry, app: AppDescriptor) -> dict[str, Any]:
@@ -307,6 +330,11 @@ def build_release(workspace: Workspace, custody: Custody, version: str | None = 
         "labels": {e.id: lab for e, digest, _ in included if (lab := stored_labels(workspace, e, digest))},
         "excluded": excluded,
     }
+    # which bindings each entry's bundle seals, beyond its entry, patch and validation block; absent
+    # for bundles sealed before bindings existed, so a release of those keeps its bytes
+    found = {e.id: kinds for e, _, _ in included if (kinds := bound(workspace, e))}
+    if found:
+        release["bound"] = found
     release["version"] = version or default_version(entries, _digest(release))
     release["digest"] = _digest(release)
     return release

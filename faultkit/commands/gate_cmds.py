@@ -43,15 +43,24 @@ from faultkit.gate.junit import failure_text, write_junit
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")), default="local",
               show_default=True, help="Where the app runs when validating.")
+@click.option("--accept-privileged", is_flag=True,
+              help="A maintainer accepts the privileged changes (trust, keys, rule settings, descriptors, pinned "
+                   "sources, workflows, caches, the toolkit): listed, but no longer failing the gate.")
+@click.option("--trust-config", "trust_config", type=click.Path(path_type=Path, dir_okay=False),
+              help="A TOML file outside the repository whose [trust] keys are the trusted validators (default: "
+                   "$FAULTKIT_TRUST_CONFIG, else faultkit.toml and keys/ as committed at REF).")
 @json_option
 def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, stability: str,
              repeat: int, max_load: float | None, rollout_timeout: float, no_cache: bool, platform_name: str,
-             as_json: bool) -> int:
+             accept_privileged: bool, trust_config: Path | None, as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
-    in the entries that use them. Each changed entry is checked together with the whole catalog's
-    invariants (unique ids, no duplicate changes). Exits 1 when any changed entry is rejected.
+    in the entries that use them, changed evidence the entries it backs. Each changed entry is checked
+    together with the whole catalog's invariants (unique ids, no duplicate changes), and a recorded
+    admission against its evidence with the trust anchors of REF (never the pull request's own).
+    Privileged changes are listed and fail the gate unless --accept-privileged. Exits 1 when any
+    changed entry is rejected or a privileged change is not accepted.
 
     Example: faultkit gate --base origin/main --junit gate.xml --github
     """
@@ -63,7 +72,8 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
         second = None if stability == "none" else seconds(window if stability == "same" else stability)
         validator = find_validator(seconds(window), platform=platform_name, repeat=repeat, max_load=max_load,
                                    rollout_timeout_s=rollout_timeout, stability_s=second)
-    result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES)
+    result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES,
+                      accept_privileged, trust_config)
     if junit:
         write_junit(result, junit)
     if github:
@@ -86,6 +96,8 @@ def _as_data(result: GateResult) -> dict:
         "head": result.changes.head,
         "passed": result.passed,
         "notes": list(result.notes),
+        "privileged": [dataclasses.asdict(p) for p in result.privileged],
+        "accepted": result.accepted,
         "cases": [
             {
                 "id": c.id,
@@ -118,5 +130,12 @@ def _render(result: GateResult) -> None:
             out.print(f"[red]{escape(c.id)}[/red]\n{escape(failure_text(c))}", markup=True, highlight=False)
     for note in result.notes:
         out.print(f"note: {note}", markup=False)
+    if result.privileged:
+        state = "accepted by a maintainer" if result.accepted else "need a maintainer (--accept-privileged)"
+        out.print(f"privileged changes, {state}:", markup=False)
+        for p in result.privileged:
+            out.print(f"  {p.render()}", markup=False)
     rejected = sum(not c.passed for c in result.cases)
-    out.print(f"{len(result.cases)} changed entries, {rejected} rejected")
+    out.print(f"{len(result.cases)} changed entries, {rejected} rejected", markup=False)
+    if result.privileged and not result.privileged_passed:
+        out.print(f"{len(result.privileged)} privileged changes not accepted", markup=False)

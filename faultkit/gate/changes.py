@@ -27,6 +27,9 @@ class Changes:
     removed: tuple[str, ...]  # workspace-relative entry files deleted
     patches: tuple[str, ...]  # workspace-relative patch files added, modified or deleted
     prefix: str  # the workspace's folder inside the repository ("" at the top)
+    target: str = ""  # REF's own commit: the base branch as it is, where the trust anchors are read
+    paths: tuple[tuple[str, str], ...] = ()  # (status, repository-relative path) of every changed file
+    evidence: tuple[str, ...] = ()  # workspace-relative evidence files added, modified or deleted
 
 
 def git(cwd: Path, *args: str) -> ProcessResult:
@@ -84,7 +87,9 @@ def changes(workspace: Workspace, ref: str) -> Changes:
     entries: set[str] = set()
     removed: set[str] = set()
     patches: set[str] = set()
-    for status, path in zip(fields[::2], fields[1::2], strict=False):
+    evidence: set[str] = set()
+    pairs = list(zip(fields[::2], fields[1::2], strict=False))
+    for status, path in pairs:
         rel = _within(path, prefix)
         if rel is None:
             continue
@@ -92,8 +97,10 @@ def changes(workspace: Workspace, ref: str) -> Changes:
             (removed if status == "D" else entries).add(rel)
         elif rel.startswith("patches/"):
             patches.add(rel)
+        elif rel.startswith("evidence/"):
+            evidence.add(rel)
     return Changes(base, head, tuple(sorted(entries)), tuple(sorted(removed - entries)), tuple(sorted(patches)),
-                   prefix)
+                   prefix, ref_commit, tuple(sorted(pairs, key=lambda p: p[1])), tuple(sorted(evidence)))
 
 
 def _within(path: str | None, prefix: str) -> str | None:

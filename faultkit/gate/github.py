@@ -16,6 +16,11 @@ def _prop(text: str) -> str:
 def workflow_commands(result: GateResult) -> list[str]:
     prefix = result.changes.prefix
     out = []
+    for p in result.privileged:  # paths are repository-relative already
+        level = "warning" if result.accepted and not p.error else "error"
+        state = "accepted by a maintainer" if result.accepted else "needs a maintainer (--accept-privileged)"
+        out.append(f"::{level} file={_prop(p.path)},line=1,title=faultkit privileged change"
+                   f"::{_data(f'{p.render()}; {state}')}")
     for case in result.cases:
         for f in case.errors:
             out.append(
@@ -43,4 +48,8 @@ def step_summary(result: GateResult) -> str:
             f"{'pass' if c.passed else '**rejected**'} |"
         )
     verdict = "passed" if result.passed else "failed"
-    return f"### faultkit gate {verdict}\n\n" + "\n".join(rows) + "\n"
+    text = f"### faultkit gate {verdict}\n\n" + "\n".join(rows) + "\n"
+    if result.privileged:
+        state = "accepted by a maintainer" if result.accepted else "need a maintainer"
+        text += f"\n#### privileged changes ({state})\n\n" + "".join(f"- {p.render()}\n" for p in result.privileged)
+    return text

@@ -1,4 +1,5 @@
-"""JUnit XML for the gate: one testcase per changed entry, failures carry the findings."""
+"""JUnit XML for the gate: one testcase per changed entry, failures carry the findings; one more,
+`privileged changes`, when the pull request changes anything privileged (failing unless accepted)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,15 @@ def failure_text(case: Case, prefix: str = "") -> str:
 
 def junit_xml(result: GateResult) -> str:
     cases = result.cases
-    failures = sum(not c.passed for c in cases)
-    suites = ET.Element("testsuites", name="faultkit gate", tests=str(len(cases)), failures=str(failures))
+    extra = 1 if result.privileged else 0
+    failures = sum(not c.passed for c in cases) + (extra and not result.privileged_passed)
+    tests = str(len(cases) + extra)
+    suites = ET.Element("testsuites", name="faultkit gate", tests=tests, failures=str(failures))
     suite = ET.SubElement(
         suites,
         "testsuite",
         name="faultkit gate",
-        tests=str(len(cases)),
+        tests=tests,
         failures=str(failures),
         errors="0",
         skipped="0",
@@ -45,6 +48,13 @@ def junit_xml(result: GateResult) -> str:
             ET.SubElement(tc, "failure", message=first, type="rejected").text = text
         props = ET.SubElement(tc, "system-out")
         props.text = f"{case.why}; validation: {case.validation}; recorded verdict: {case.recorded or 'n/a'}"
+    if result.privileged:
+        tc = ET.SubElement(suite, "testcase", name="privileged changes", classname="faultkit.trust")
+        text = "\n".join(p.render() for p in result.privileged)
+        if not result.privileged_passed:
+            first = f"{len(result.privileged)} privileged changes need a maintainer"
+            ET.SubElement(tc, "failure", message=first, type="privileged").text = text
+        ET.SubElement(tc, "system-out").text = ("accepted by a maintainer\n" if result.accepted else "") + text
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -2,7 +2,9 @@
 
 The entry (without its validation record), the patch's digest, a snapshot of the application
 (services, scope, dependants, sites), the platform, the toolkit and rules versions, and the run's
-parameters with the screening thresholds they were judged against.
+parameters with the screening thresholds they were judged against, and the digests of what the
+verdict measured besides the entry and patch (`bindings`, issue 32: the descriptor, the target's
+pinned source, the build commands, the rule settings), which `catalog build` checks.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any, TypedDict
 
 from faultkit import __version__
 from faultkit.apps.descriptor import AppDescriptor
+from faultkit.catalog.bindings import bindings
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.validators import screening
@@ -55,6 +58,7 @@ class InputsRecord(TypedDict):
     toolkit: str
     rules_version: int
     params: ParamsRecord
+    bindings: dict[str, str]
 
 
 def app_snapshot(app: AppDescriptor, entry: Entry) -> AppSnapshot:
@@ -96,4 +100,5 @@ def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: 
                 "serving_fraction": screening.SERVING_FRACTION,
             },
         },
+        "bindings": bindings(workspace, entry),
     }

@@ -2,6 +2,11 @@
 cluster of tools/cluster (the workflow runs the same script against kind), on a real git repository
 whose branch adds one config fault. Short windows and one injection keep it to a few minutes.
 
+The script runs with the environment the workflow's validate step gives it (read from the shipped
+workflow: no namespace, so the script's own neutral default), with only the base, the image loader
+and the timings replaced for this machine (issue 32: the shipped job used a namespace faultkit's
+own leakage guard refused, which a test setting FAULTKIT_GATE_NAMESPACE never saw).
+
 No cluster answering fails the test with the command to run, as the platform tests do."""
 
 from __future__ import annotations
@@ -10,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import time
-import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -26,6 +30,7 @@ pytestmark = pytest.mark.live
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 SCRIPT = REPO / "scripts" / "ci" / "gate-kubernetes.sh"
+WORKFLOW = REPO / ".github" / "workflows" / "faultkit-gate.yml"
 FAULT = "minishop-checkout-env-payment-addr-port"
 # the test machine is shared by many runs: its load is not what this test is about (the verdict's
 # rules never read it; tests/validators cover the limit itself)
@@ -68,20 +73,33 @@ def catalog_repo(root: Path) -> git.Repo:
     return r
 
 
+def workflow_env() -> dict[str, str]:
+    """The environment the workflow's validate job runs the script with, its expressions left out
+    (the base and the loader are the runner's; this test names its own)."""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["validate"]
+    [step] = [s for s in job["steps"] if "gate-kubernetes.sh" in s.get("run", "")]
+    return {k: str(v) for k, v in step.get("env", {}).items() if "${{" not in str(v)}
+
+
 @pytest.mark.timeout(1800)  # images built and checked, minishop up, one validation, down: minutes on a loaded machine
 def test_the_gate_job_validates_the_changed_fault_on_the_cluster(tmp_path: Path, kubeconfig: str) -> None:
     root = tmp_path / "catalog"
     catalog_repo(root)
-    namespace = f"fk-gate-{uuid.uuid4().hex[:6]}"
+    namespace = "review-minishop"  # the script's default: the workflow sets none
     junit = tmp_path / "gate.xml"
-    env = cli_env(KUBECONFIG=kubeconfig, FAULTKIT_KUBERNETES_LOAD=f"{CLUSTER} load",
-                  FAULTKIT_ROOT=str(root), FAULTKIT_STATE_DIR=str(tmp_path / "state"),
-                  FAULTKIT_GATE_BASE="main", FAULTKIT_GATE_NAMESPACE=namespace, FAULTKIT_GATE_WINDOW="8s",
-                  FAULTKIT_GATE_REPEAT="1", FAULTKIT_GATE_MAX_LOAD=LENIENT,
-                  FAULTKIT_GATE_JUNIT=str(junit), FAULTKIT_GATE_UP_TIMEOUT="600",
-                  FAULTKIT_GATE_ROLLOUT_TIMEOUT="240",
-                  FAULTKIT=f"{sys.executable} -m faultkit.cli")
+    shipped = workflow_env()
+    assert "FAULTKIT_GATE_NAMESPACE" not in shipped
+    here = {"KUBECONFIG": kubeconfig, "FAULTKIT_KUBERNETES_LOAD": f"{CLUSTER} load",  # this machine's cluster
+            "FAULTKIT_ROOT": str(root), "FAULTKIT_STATE_DIR": str(tmp_path / "state"),
+            "FAULTKIT_CONFIG_DIR": str(tmp_path / "ephemeral-validator"),  # as the workflow: a fresh key
+            "FAULTKIT_GATE_BASE": "main", "FAULTKIT_GATE_JUNIT": str(junit),
+            # timings only: short windows for a test, slack for a loaded machine
+            "FAULTKIT_GATE_WINDOW": "8s", "FAULTKIT_GATE_REPEAT": "1", "FAULTKIT_GATE_MAX_LOAD": LENIENT,
+            "FAULTKIT_GATE_UP_TIMEOUT": "600", "FAULTKIT_GATE_ROLLOUT_TIMEOUT": "240",
+            "FAULTKIT": f"{sys.executable} -m faultkit.cli"}
+    env = cli_env(**{**shipped, **here})
     env.pop("GITHUB_STEP_SUMMARY", None)
+    env.pop("FAULTKIT_GATE_NAMESPACE", None)
     started = time.monotonic()
     proc = subprocess.run(["bash", str(SCRIPT)], cwd=root, env=env, capture_output=True, text=True, timeout=1700)
     took = time.monotonic() - started

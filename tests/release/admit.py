@@ -15,6 +15,7 @@ from typing import Any
 
 from faultkit import __version__
 from faultkit.apps.descriptor import load_app
+from faultkit.catalog.bindings import bindings
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.release import Custody, entry_digest
 from faultkit.evidence import BundleWriter, dumps
@@ -39,12 +40,12 @@ def app_info(ws: Workspace, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], sick: bool,
-           build: str = OLD_BUILD, rules_version: int = 2) -> dict[str, Any]:
+           build: str = OLD_BUILD, rules_version: int = 2, length: int = SAMPLES) -> dict[str, Any]:
     """Samples of every service; `sick`: the target answers 5xx, logs the message, the probe fails.
     Rules v2 put the probe in the samples; v3 runs it on its own clock (`probes`, every 0.2 s)."""
     target = data["target"]["service"]
     samples, logs = [], []
-    for i in range(SAMPLES):
+    for i in range(length):
         t = start + i * STEP
         instances = {}
         for s in info["services"]:
@@ -57,21 +58,24 @@ def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], 
         if sick and data.get("log"):
             logs += [{"instance": f"{data['log']['service']}-0", "level": "ERROR", "message": data["log"]["message"],
                       "service": data["log"]["service"], "ts": t + k / 10} for k in range(5)]
-    w: dict[str, Any] = {"name": name, "start": start, "end": start + SAMPLES * STEP, "interval_s": STEP,
-                         "window_s": SAMPLES * STEP, "samples": samples, "logs": logs}
+    w: dict[str, Any] = {"name": name, "start": start, "end": start + len(samples) * STEP, "interval_s": STEP,
+                         "window_s": len(samples) * STEP, "samples": samples, "logs": logs}
     if rules_version >= 3:
         w["probe_period_s"] = 0.2
         w["probes"] = [{"t": round(start + k * 0.2, 3), "status": 500 if sick else 200, "ok": not sick, "ms": 5}
-                       for k in range(int(SAMPLES * STEP / 0.2))]
+                       for k in range(int(len(samples) * STEP / 0.2))]
     return {**w, "points": screening.points(w, tuple(info["scope"]))}
 
 
 def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", run: str = "run-1",
-                root: Path | None = None, rules_version: int = 2, start: float = START) -> tuple[str, str]:
+                root: Path | None = None, rules_version: int = 2, start: float = START,
+                samples: int = SAMPLES, bound: bool = False) -> tuple[str, str]:
     """Seal and sign evidence/<id>/<run>/ for `data`; `status` "admitted" shows the symptom in every
     after window, anything else in none (judge then rejects). Returns (folder relative to root, digest).
     The windows are shaped as the sampler of `rules_version` writes them: v2 by default, the rules
-    the shipped bundles were sealed under (a v2 admission needs no second verdict)."""
+    the shipped bundles were sealed under (a v2 admission needs no second verdict). `samples`: the
+    window's length in seconds (one sample a second), recorded as the run's window. `bound`: seal the
+    bindings (descriptor, source, build, rules) as the validator does since issue 32."""
     body = {k: v for k, v in copy.deepcopy(data).items() if k != "validation"}
     folder = (root or ws.evidence_dir) / body["id"] / run
     info = app_info(ws, body)
@@ -85,7 +89,8 @@ def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", r
     w.write("inputs.json", {
         "entry": body, "entry_digest": entry_digest(entry_from_data(body)), "patch": patch, "app": info,
         "platform": "local", "toolkit": __version__, "rules_version": rules_version,
-        "params": {"window_s": SAMPLES * STEP, "interval_s": STEP, "repeat": 2, "thresholds": {}},
+        "params": {"window_s": samples * STEP, "interval_s": STEP, "repeat": 2, "thresholds": {}},
+        **({"bindings": bindings(ws, entry_from_data(body))} if bound else {}),
     })
     sick = status == "admitted"
     cycles = []
@@ -95,10 +100,12 @@ def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", r
         cycles.append({"index": index, "counted": True, "before": f"before-{index}", "after": f"after-{index}",
                        "recovery": f"recovery-{index}", "inject": inject, "revert": {"ok": True, "detail": "restored"}})
         v = rules_version
-        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False, rules_version=v))
-        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD, v))
+        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False, rules_version=v,
+                                                       length=samples))
+        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD, v,
+                                                      samples))
         w.write(f"windows/recovery-{index}.json", window(f"recovery-{index}", t + 20, body, info, False,
-                                                         rules_version=v))
+                                                         rules_version=v, length=samples))
         t += 30
     w.write("stages.json", {"aborted": None, "cycles": cycles, "stages": [
         {"stage": "lint", "status": "ok", "measured": 0, "threshold": 0, "detail": "clean"}]})
@@ -112,12 +119,13 @@ def admit(
     status: str = "admitted",
     bundle: bool = True,
     at: str = "2026-01-01T00:05:00Z",
+    bound: bool = False,
 ) -> dict[str, Any]:
     """Write `data` as an entry validated with `status`; returns the data written."""
     data = copy.deepcopy(data)
     data.pop("validation", None)
     if bundle:
-        folder, digest = make_bundle(ws, data, status)
+        folder, digest = make_bundle(ws, data, status, bound=bound)
     else:
         folder, digest = None, "sha256:" + hashlib.sha256(data["id"].encode()).hexdigest()
     v: dict[str, Any] = {

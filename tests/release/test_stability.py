@@ -27,7 +27,7 @@ def validated(ws: Workspace, n: int, second: str | None, first: str = "admitted"
                          "platform": "local", "entry_digest": entry_digest(entry_from_data(data)), "window_s": 6.0,
                          "repeat": 2}
     if second is not None:
-        folder2, digest2 = make_bundle(ws, data, second, run="run-2", rules_version=3, start=START + 600)
+        folder2, digest2 = make_bundle(ws, data, second, run="run-2", rules_version=3, start=START + 600, samples=9)
         v["stability"] = {"verdict": second, "bundle": folder2, "bundle_digest": digest2, "window_s": 9.0, "repeat": 2}
         if second != "admitted":
             v["verdict"] = "flaky"
