@@ -32,4 +32,4 @@ def test_every_command_is_in_the_command_reference():
 def test_readme_opens_with_setup_and_test_commands():
     block = README.split("```", 2)[1].splitlines()[1:]
     assert block[0].startswith("bash scripts/quickstart.sh")
-    assert block[1].startswith("python3 -m pytest")
+    assert block[1].startswith("bash scripts/test.sh")
