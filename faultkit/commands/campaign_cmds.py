@@ -15,7 +15,6 @@ import click
 from rich.live import Live
 from rich.table import Table
 
-from faultkit.campaigns import job
 from faultkit.campaigns import summary as summaries
 from faultkit.campaigns.board import Board
 from faultkit.campaigns.collect import collect
@@ -27,6 +26,7 @@ from faultkit.campaigns.view import duration, render
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
+from faultkit.extras import require
 from faultkit.jsonio import load_image_map
 from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
@@ -207,6 +207,9 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
 
     Example: faultkit campaign render --app minishop --all --workers 8 --image faultkit:0.1 --out job.yaml
     """
+    require("kubernetes", "faultkit campaign render")
+    from faultkit.campaigns import job  # the Job's objects are the kubernetes client's models
+
     ws = workspace()
     _check_name("--name", name)
     if host_path is not None and not host_path.startswith("/"):
@@ -245,6 +248,8 @@ def image_cmd(app: str, tag: str, loader: str | None, kubeconfig: str | None, im
 
     Example: faultkit campaign image --app minishop --tag fk:0.1 --load 'kind load docker-image' --images-out a.json
     """
+    if loader:  # loading onto the nodes asks the cluster which images they have
+        require("kubernetes", "faultkit campaign image --load")
     from faultkit.campaigns.images import prepare
 
     made = prepare(workspace(), app, tag, loader, kubeconfig)

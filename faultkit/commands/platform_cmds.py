@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.extras import require
 from faultkit.platforms.base import short_id
 from faultkit.platforms.local import LocalPlatform, local_platform
 from faultkit.platforms.local.status import SupervisorStatus
@@ -63,6 +64,7 @@ def up(app: str, replicas: int | None, timeout: float, platform_name: str, names
     Example: faultkit up --app minishop --replicas 2
     """
     if platform_name == "kubernetes":
+        require("kubernetes", "the kubernetes platform")
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.up(app, replicas or 1, timeout, namespace, adopt, kubeconfig, context, loader, existing,
@@ -96,6 +98,7 @@ def status(platform_name: str, as_json: bool) -> int:
     Example: faultkit status --json
     """
     if platform_name == "kubernetes":
+        require("kubernetes", "the kubernetes platform")
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.status(as_json)
@@ -139,6 +142,7 @@ def down(platform_name: str) -> int:
     Example: faultkit down
     """
     if platform_name == "kubernetes":
+        require("kubernetes", "the kubernetes platform")
         from faultkit.commands import kubernetes_view
 
         kubernetes_view.down()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from faultkit.errors import UsageError
+from faultkit.extras import require
 from faultkit.platforms.base import Platform
 from faultkit.workspace import Workspace
 
@@ -17,6 +18,7 @@ def get_platform(name: str, workspace: Workspace) -> Platform:
 
         return local_platform(workspace)
     if name == "kubernetes":
+        require("kubernetes", "the kubernetes platform")
         from faultkit.platforms.kubernetes import KubernetesPlatform
 
         return KubernetesPlatform(workspace, loader=os.environ.get("FAULTKIT_KUBERNETES_LOAD") or None)
