@@ -32,7 +32,8 @@ def test_two_workers_validate_on_the_cluster_each_in_its_own_namespace(ws, cli, 
     # lifted here
     proc = cli("campaign", "run", "--app", "minishop", *(a for f in FAULTS for a in ("--fault", f)), "--workers", "2",
                "--platform", "kubernetes", "--namespace-prefix", prefix, "--window", "10s", "--interval", "2s",
-               "--repeat", "1", "--attempts", "3", "--max-load", "1000", "--max-steal", "1", "--dir", str(folder), "--json",
+               "--repeat", "1", "--attempts", "3", "--max-load", "1000", "--max-steal", "1", "--dir", str(folder),
+               "--json",
                env=env, timeout=1500)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
