@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from faultkit.errors import UsageError
 from faultkit.jsonio import load_image_map
 
 
@@ -50,9 +49,9 @@ class KubernetesOptions:
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> KubernetesOptions:
-        """From the command line's values (commands/platform_options.py); `images_file` is read here."""
-        if values.get("existing") and not values.get("namespace"):
-            raise UsageError("--existing: name the namespace with --namespace NS")
+        """From the command line's values (commands/platform_options.py); `images_file` is read here. Every
+        command takes them (their environment defaults reach a campaign's children whatever they run), so
+        what only `up` uses is checked by `up`."""
         images_file: Path | None = values.get("images_file")
         return cls(kubeconfig=values.get("kubeconfig"), context=values.get("context"),
                    namespace=values.get("namespace"), adopt=values.get("adopt"), loader=values.get("loader"),

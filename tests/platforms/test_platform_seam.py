@@ -13,7 +13,7 @@ from faultkit.platforms.base import AppStatus, Instance, Platform, ServiceState,
 from faultkit.platforms.local import LocalPlatform
 from faultkit.platforms.local.status import SupervisorStatus, typed_status
 from faultkit.workspace import Workspace
-from tests.helpers.cli import cli_env, run_cli
+from tests.helpers.cli import REPO, cli_env, run_cli
 
 
 def supervisor_record() -> SupervisorStatus:
@@ -78,15 +78,21 @@ def test_kubernetes_options_from_the_command_line_values(tmp_path: Path) -> None
                                           "loader": "kind load docker-image"})
     assert opts == KubernetesOptions(namespace="ns", existing=True, images={"cart": "cart:1"},
                                      loader="kind load docker-image")
-    with pytest.raises(UsageError, match="--existing: name the namespace"):
-        KubernetesOptions.from_values({"existing": True})
+    # --existing means something to `up` only: every other command takes it (from the environment) silently
+    assert KubernetesOptions.from_values({"existing": True}) == KubernetesOptions(existing=True)
     assert LocalOptions.from_values({"namespace": "ignored"}) == LocalOptions()
 
 
 def test_the_option_group_parses_and_reads_the_environment(tmp_path: Path) -> None:
-    env = cli_env(FAULTKIT_STATE_DIR=str(tmp_path / "state"), FAULTKIT_KUBERNETES_EXISTING="1")
-    proc = run_cli("up", "--platform", "kubernetes", cwd=tmp_path, env=env, check=2)
-    assert proc.stderr == "Error: --existing: name the namespace with --namespace NS\n"
+    pytest.importorskip("kubernetes")
+    env = cli_env(FAULTKIT_ROOT=str(REPO), FAULTKIT_STATE_DIR=str(tmp_path / "state"),
+                  FAULTKIT_KUBERNETES_EXISTING="1", KUBECONFIG=str(tmp_path / "no-cluster"))
+    proc = run_cli("up", "--platform", "kubernetes", cwd=REPO, env=env, check=2)
+    assert proc.stderr.endswith("\nError: --existing: name the namespace with --namespace NS\n")
+    assert "Traceback" not in proc.stderr
+    # the campaign Job's children run status with the same environment: not a usage error there
+    assert run_cli("status", "--platform", "kubernetes", "--json", cwd=REPO, env=env, check=0).stdout == \
+        '{\n  "up": false\n}\n'
     for command in (("up",), ("status",), ("down",), ("validate",), ("recover",), ("schedule", "run")):
         out = run_cli(*command, "--help", cwd=tmp_path, check=0).stdout
         assert "--platform [local|kubernetes]" in out and "$FAULTKIT_KUBERNETES_LOAD" in out, command

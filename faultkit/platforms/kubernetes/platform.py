@@ -80,6 +80,8 @@ class KubernetesPlatform:
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
+        if self.existing and not self.namespace_arg:
+            raise errors.UsageError("--existing: name the namespace with --namespace NS")
         rec = self.owner.read()
         if rec is not None:
             raise PlatformError(f"{rec.app} is already up on the kubernetes platform in {rec.target.describe()}; "
