@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from faultkit.platforms.base import AppStatus, Instance, ServiceState, SiteState
+from faultkit.platforms.kubernetes.ownership import Record
 
-if TYPE_CHECKING:
-    from faultkit.platforms.kubernetes.platform import KubernetesPlatform
+
+class StatusHost(Protocol):
+    """What this module needs of the platform (a protocol, so the platform imports this module and
+    not the other way round, not even for the type checker)."""
+
+    name: str
+
+    def is_up(self) -> bool: ...
+    def record(self) -> Record: ...
+    def instances(self, service: str | None = None) -> list[Instance]: ...
+    def other_sites(self) -> Mapping[str, StatusHost]: ...
 
 
 def _build(instances: list[Instance]) -> str | None:
@@ -16,7 +27,7 @@ def _build(instances: list[Instance]) -> str | None:
     return builds.pop() if len(builds) == 1 else None
 
 
-def app_status(platform: KubernetesPlatform) -> AppStatus:
+def app_status(platform: StatusHost) -> AppStatus:
     if not platform.is_up():
         return AppStatus(platform.name, None)
     rec = platform.record()
