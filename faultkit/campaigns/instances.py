@@ -4,9 +4,11 @@ An instance is a state folder (DIR/instances/<n>/state): its own supervisor, por
 and journal, so N of them run side by side on one machine. Everything a campaign does to one goes
 through the real commands with FAULTKIT_STATE_DIR set (`up`, `status --json`, `down`, `recover`,
 `validate`): the command line is the stable boundary, whatever the validator's modules become.
-On the kubernetes platform an instance is a namespace of its own (the plan's `namespaces`), with
-its record in the same kind of state folder; the cluster, loader and prebuilt images come from the
-environment the children inherit (KUBECONFIG, FAULTKIT_KUBERNETES_LOAD, _IMAGES, _EXISTING).
+On a namespaced platform (kubernetes) an instance is a namespace of its own (the plan's `namespaces`),
+with its record in the same kind of state folder; the cluster, loader and prebuilt images are the
+defaults of the children's platform options, from the environment they inherit (KUBECONFIG,
+FAULTKIT_KUBERNETES_LOAD, _IMAGES, _EXISTING). Every platform's `status --json` has one shape
+(platforms/base.py, AppStatus), read here without asking which platform wrote it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import PlatformError
+from faultkit.platforms import DEFAULT, options_class
 from faultkit.process import _die_with_parent
 from faultkit.workspace import Workspace
 
@@ -44,7 +47,7 @@ class AppInstance:
     workspace: Workspace
     state_dir: Path
     app: str
-    platform: str = "local"
+    platform: str = DEFAULT
     namespace: str | None = None  # kubernetes: where this instance runs
 
     def _on(self) -> list[str]:
@@ -93,7 +96,7 @@ class AppInstance:
             return Health(False, "not up")
         if status.get("app") != self.app:
             return Health(False, f"runs {status.get('app')}, not {self.app}")
-        if self.platform == "local" and status.get("phase") != "running":
+        if status.get("phase") != "running":
             return Health(False, f"phase {status.get('phase')}")
         unready = sorted(name for name, svc in status["services"].items()
                          if not svc["instances"] or not all(i["ready"] for i in svc["instances"]))
@@ -104,8 +107,7 @@ class AppInstance:
     def up(self) -> None:
         where = ["--namespace", self.namespace] if self.namespace else []
         self._checked(["up", "--app", self.app, "--timeout", f"{UP_TIMEOUT_S:g}", *self._on(), *where],
-                      # kubernetes: every service's build (with its in-image CI) and load come before the wait
-                      timeout=UP_TIMEOUT_S + (900 if self.platform == "kubernetes" else 60))
+                      timeout=UP_TIMEOUT_S + options_class(self.platform).up_allowance_s)
 
     def down(self) -> None:
         self._checked(["down", *self._on()], timeout=240)
@@ -129,10 +131,10 @@ class AppInstance:
         return [line for line in proc.stdout.splitlines() if line.strip()]
 
 
-def instances(ws: Workspace, folder: Path, app: str, n: int, platform: str = "local",
+def instances(ws: Workspace, folder: Path, app: str, n: int, platform: str = DEFAULT,
               namespaces: Sequence[str] = ()) -> list[AppInstance]:
-    if platform == "kubernetes" and len(namespaces) != n:
-        raise PlatformError(f"{folder}: the plan names {len(namespaces)} namespaces for {n} kubernetes instances; "
+    if options_class(platform).namespaced and len(namespaces) != n:
+        raise PlatformError(f"{folder}: the plan names {len(namespaces)} namespaces for {n} {platform} instances; "
                             "start a new campaign")
     return [AppInstance(k, ws, (folder / "instances" / str(k) / "state").resolve(), app, platform,
                         namespaces[k] if namespaces else None) for k in range(n)]

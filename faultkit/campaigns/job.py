@@ -29,6 +29,7 @@ from kubernetes import client
 
 from faultkit.campaigns.plan import Plan, PlannedFault
 from faultkit.images.toolkit import WORKSPACE  # where the faultkit image holds the repository
+from faultkit.platforms.options import KubernetesOptions
 
 SERVICE_ACCOUNT = "faultkit-campaign"
 LABEL = "faultkit/campaign"
@@ -65,7 +66,7 @@ def shares(plan: Plan, n: int) -> list[list[PlannedFault]]:
 
 
 def share_plan(plan: Plan, faults: list[PlannedFault], namespace: str) -> Plan:
-    return replace(plan, workers=1, platform="kubernetes", faults=tuple(faults), namespaces=(namespace,))
+    return replace(plan, workers=1, platform=KubernetesOptions.name, faults=tuple(faults), namespaces=(namespace,))
 
 
 def _rules(namespace: str) -> list[client.V1PolicyRule]:

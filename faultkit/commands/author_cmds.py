@@ -21,6 +21,7 @@ from faultkit.catalog.rules.leakage import title_leaks
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS, LEVELS
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
+from faultkit.platforms import DEFAULT, PLATFORMS
 from faultkit.workspace import Workspace
 
 
@@ -161,7 +162,9 @@ def _emit(ws: Workspace, data: dict[str, Any], dry_run: bool, as_json: bool, not
 
 @author.command("candidates")
 @click.option("--app", "app_name", required=True)
-@click.option("--platform", default="local", show_default=True, help="Direct actions this platform can carry out.")
+@click.option("--platform", type=click.Choice(PLATFORMS), default=DEFAULT, show_default=True,
+              help="Direct actions this platform can carry out (nothing is opened: the platforms' own options "
+                   "do not apply).")
 @click.option("--write", is_flag=True, help="Write the new candidates to catalog/<app>/ (never overwrites).")
 @click.option("--drafts", is_flag=True, help="Write them as drafts to drafts/<app>/ instead, outside the catalog.")
 @json_option

@@ -15,7 +15,6 @@ import click
 from rich.live import Live
 from rich.table import Table
 
-from faultkit.campaigns import job
 from faultkit.campaigns import summary as summaries
 from faultkit.campaigns.board import Board
 from faultkit.campaigns.collect import collect
@@ -25,9 +24,12 @@ from faultkit.campaigns.runner import Campaign
 from faultkit.campaigns.timing import Overheads, measure
 from faultkit.campaigns.view import duration, render
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.commands.validate_cmds import platform_option, seconds
+from faultkit.commands.platform_options import PlatformChoice, platform_options
+from faultkit.commands.validate_cmds import seconds
 from faultkit.errors import UsageError
+from faultkit.extras import require
 from faultkit.jsonio import load_image_map
+from faultkit.platforms import DEFAULT, KubernetesOptions, options_class
 from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
@@ -81,13 +83,13 @@ def _overheads(ws: Workspace) -> Overheads:
               help="Screening rules each validation judges by (passed to validate; default: its own).")
 @click.option("--stability", metavar="WINDOW|same",
               help="Validate each admitted fault again at this window length, or `same` (passed to validate).")
-@platform_option
+@platform_options(options=False)  # each instance's `faultkit up` reads the platform's options itself
 @json_option
 def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: str | None, workers: int, window: str,
             interval: str, repeat: int, attempts: int, max_load: float | None, max_steal: float | None,
             folder: Path | None,
             resume: Path | None, keep_up: bool, prefix: str | None, rules: str | None, stability: str | None,
-            platform_name: str, as_json: bool) -> int:
+            platform: PlatformChoice, as_json: bool) -> int:
     """Validate faults over N isolated instances, longest expected first; resumable.
 
     Exits 0 when every fault is admitted, 1 when any is rejected, flaky or ended in an error.
@@ -107,13 +109,15 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
         folder = folder or ws.evidence_dir / "campaigns" / f"{app}-{stamp}"
         if (folder / PLAN).exists():
             raise UsageError(f"{folder}: holds a campaign already; continue it with --resume {folder}")
-        if platform_name == "kubernetes":
+        name = platform.name or DEFAULT
+        namespaced = options_class(name).namespaced  # an instance is a namespace of its own
+        if namespaced:
             prefix = prefix or f"fk-{app}-{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:6]}"
             _check_name("--namespace-prefix", prefix)
-        plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=platform_name,
+        plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=name,
                         window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
                         max_load=max_load, max_steal=max_steal, overheads=_overheads(ws),
-                        namespace_prefix=prefix if platform_name == "kubernetes" else None,
+                        namespace_prefix=prefix if namespaced else None,
                         rules=int(rules) if rules else None, stability=_stability(stability))
         folder.mkdir(parents=True, exist_ok=True)
         plan.write(folder)
@@ -207,12 +211,15 @@ def render_cmd(app: str, faults: tuple[str, ...], all_faults: bool, since: str |
 
     Example: faultkit campaign render --app minishop --all --workers 8 --image faultkit:0.1 --out job.yaml
     """
+    require("kubernetes", "faultkit campaign render")
+    from faultkit.campaigns import job  # the Job's objects are the kubernetes client's models
+
     ws = workspace()
     _check_name("--name", name)
     if host_path is not None and not host_path.startswith("/"):
         raise UsageError(f"--host-path {host_path!r}: give an absolute folder of the node")
     images = load_image_map(app_images) if app_images else None
-    plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform="kubernetes",
+    plan = new_plan(ws, app, faults, all_faults, since, workers=workers, platform=KubernetesOptions.name,
                     window_s=seconds(window), interval_s=seconds(interval), repeat=repeat, attempts=attempts,
                     max_load=max_load, max_steal=max_steal, overheads=_overheads(ws))
     text = dump_yaml(job.render(plan, name, image, workers, job.Volume(storage, host_path), images))
@@ -245,6 +252,8 @@ def image_cmd(app: str, tag: str, loader: str | None, kubeconfig: str | None, im
 
     Example: faultkit campaign image --app minishop --tag fk:0.1 --load 'kind load docker-image' --images-out a.json
     """
+    if loader:  # loading onto the nodes asks the cluster which images they have
+        require("kubernetes", "faultkit campaign image --load")
     from faultkit.campaigns.images import prepare
 
     made = prepare(workspace(), app, tag, loader, kubeconfig)

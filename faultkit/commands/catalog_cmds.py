@@ -21,20 +21,19 @@ EVIDENCE_RULES = ("faultkit.labels.lint_rule:check_declared_evidence",)
 
 class CatalogGroup(click.Group):
     """`build` and `export` live in release_cmds, imported only when one of them runs (or for --help):
-    `catalog lint` does not pay for the release code, the validator's bundles or the app model."""
+    `catalog lint` does not pay for the release code, the validator's bundles or the app model. The
+    group names where they live (as cli.py does), so release_cmds does not import this module back."""
 
-    LAZY = ("build", "export")
-
-    def _load(self) -> None:
-        importlib.import_module("faultkit.commands.release_cmds")
+    LAZY = {"build": "faultkit.commands.release_cmds:build_cmd", "export": "faultkit.commands.release_cmds:export_cmd"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._load()
-        return super().list_commands(ctx)
+        return sorted({*self.commands, *self.LAZY})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in self.LAZY:
-            self._load()
+            module, attribute = self.LAZY[name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
         return super().get_command(ctx, name)
 
 

@@ -14,9 +14,11 @@ from rich.text import Text
 from faultkit.catalog.lint_cache import Store
 from faultkit.commands.catalog_cmds import EVIDENCE_RULES
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.platform_options import PlatformChoice, platform_options
 from faultkit.gate.core import GateResult, find_validator, run_gate
 from faultkit.gate.github import step_summary, workflow_commands
 from faultkit.gate.junit import failure_text, write_junit
+from faultkit.platforms import DEFAULT
 
 
 @click.command("gate")
@@ -41,8 +43,7 @@ from faultkit.gate.junit import failure_text, write_junit
 @click.option("--rollout-timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="When validating: seconds a change's rollout may take before it counts as not ready.")
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
-@click.option("--platform", "platform_name", type=click.Choice(("local", "kubernetes")), default="local",
-              show_default=True, help="Where the app runs when validating.")
+@platform_options(help="Where the app runs when validating.", options=False)  # the gate's core opens it
 @click.option("--accept-privileged", is_flag=True,
               help="A maintainer accepts the privileged changes (trust, keys, rule settings, descriptors, pinned "
                    "sources, workflows, caches, the toolkit): listed, but no longer failing the gate.")
@@ -51,7 +52,7 @@ from faultkit.gate.junit import failure_text, write_junit
                    "$FAULTKIT_TRUST_CONFIG, else faultkit.toml and keys/ as committed at REF).")
 @json_option
 def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, stability: str,
-             repeat: int, max_load: float | None, rollout_timeout: float, no_cache: bool, platform_name: str,
+             repeat: int, max_load: float | None, rollout_timeout: float, no_cache: bool, platform: PlatformChoice,
              accept_privileged: bool, trust_config: Path | None, as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
@@ -70,7 +71,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
         from faultkit.commands.validate_cmds import seconds
 
         second = None if stability == "none" else seconds(window if stability == "same" else stability)
-        validator = find_validator(seconds(window), platform=platform_name, repeat=repeat, max_load=max_load,
+        validator = find_validator(seconds(window), platform=platform.name or DEFAULT, repeat=repeat, max_load=max_load,
                                    rollout_timeout_s=rollout_timeout, stability_s=second)
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES,
                       accept_privileged, trust_config)

@@ -12,7 +12,6 @@ from rich.markup import escape
 from faultkit.catalog.chaos_mesh import chaos_mesh, object_list
 from faultkit.catalog.export import incident_records
 from faultkit.catalog.release import Custody, build_release, release_text, write_release
-from faultkit.commands import catalog_cmds
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.errors import UsageError
 from faultkit.keys import TRUST_ENV, anchors
@@ -156,6 +155,3 @@ def _shown(path: Path, root: Path) -> str:
     except ValueError:
         return str(path)
 
-
-catalog_cmds.catalog.add_command(build_cmd)
-catalog_cmds.catalog.add_command(export_cmd)

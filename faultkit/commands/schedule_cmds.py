@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
-from faultkit.commands.validate_cmds import platform_option, seconds
+from faultkit.commands.platform_options import PlatformChoice, platform_options
+from faultkit.commands.validate_cmds import seconds
 from faultkit.errors import UsageError
 from faultkit.names import check_option, confine
 from faultkit.replay import DEFAULT_LATENCY_MS
@@ -148,7 +149,7 @@ def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
 
 @schedule.command("run")
 @click.argument("file", type=click.Path(path_type=Path))
-@platform_option
+@platform_options()
 @click.option("--interval", help="Length of an invocation (e.g. 120s, 5s; default: the schedule's).")
 @click.option("--invoke", "invoke", help="Command run once per invocation (an agent under test); "
               "without it the run is the no-action baseline.")
@@ -158,7 +159,7 @@ def _print_summary(doc: dict, s: dict, png: Path | None) -> None:
 @click.option("--timeout", "timeout_s", type=float, help="Give up (and revert every fault) after this many seconds.")
 @click.option("--runs", "runs_dir", type=click.Path(path_type=Path), help="Folder for run records (default runs/).")
 @json_option
-def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | None, budget: str,
+def run_cmd(file: Path, platform: PlatformChoice, interval: str | None, invoke: str | None, budget: str,
             latency_ms: float, timeout_s: float | None, runs_dir: Path | None, as_json: bool) -> int:
     """Replay a schedule on the running app: inject and revert its faults on the invocation clock,
     through the validator's change values and journal, and seal a run record.
@@ -166,7 +167,6 @@ def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | 
     Example: faultkit schedule run schedules/minishop-light-5-seed1.json --interval 5s
     """
     # imported here: export and show must not pay for the platform and the validator
-    from faultkit.platforms import get_platform
     from faultkit.replay.invoke import argv
     from faultkit.replay.plan import load_plan
     from faultkit.replay.runner import RunOptions, run_schedule
@@ -180,14 +180,14 @@ def run_cmd(file: Path, platform_name: str, interval: str | None, invoke: str | 
     if options.interval_s <= 0 or options.budget_s <= 0:
         raise UsageError("--interval and --budget must be above 0s")
     err = console(stderr=True)
-    platform = get_platform(platform_name, ws)
+    opened = platform.open(ws)
     try:
         if as_json:
-            folder, figures = run_schedule(ws, platform, plan, options, quiet, lambda _m: None)
+            folder, figures = run_schedule(ws, opened, plan, options, quiet, lambda _m: None)
             print_json({"record": str(folder), **figures})
             return 0
         with LiveView(plan.name) as view:
-            folder, figures = run_schedule(ws, platform, plan, options, view.show, lambda m: err.print(m))
+            folder, figures = run_schedule(ws, opened, plan, options, view.show, lambda m: err.print(m))
     except Interrupted as stop:  # SIGTERM or --timeout: the run reverted everything and sealed its record
         click.echo(f"Stopped ({stop}): every active fault was reverted; the record is sealed.", err=True)
         return 130

@@ -11,12 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.platform_options import PlatformChoice, platform_options
 from faultkit.errors import InputError, UsageError
 from faultkit.evidence import check_trusted
 from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.observe.load import MAX_LOAD_PER_CORE, MAX_STEAL, Limits
-from faultkit.platforms import PLATFORMS, get_platform
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, verify_and_judge
 from faultkit.validators.params import ValidationParams
@@ -32,10 +32,6 @@ def seconds(text: str) -> float:
     if not m:
         raise UsageError(f"{text!r} is not a duration; write it like 20s or 5m")
     return float(m.group(1)) * (60 if m.group(2) in ("m", "min") else 1)
-
-
-platform_option = click.option("--platform", "platform_name", default="local", show_default=True,
-                               type=click.Choice(PLATFORMS), help="Where the application runs.")
 
 
 @click.command("validate")
@@ -60,11 +56,11 @@ platform_option = click.option("--platform", "platform_name", default="local", s
 @click.option("--stability", "stability", metavar="WINDOW|same",
               help="When admitted, validate again at this window length (or `same`: an independent run) and "
                    "record that verdict beside the first; admitted once and not twice is flaky.")
-@platform_option
+@platform_options()
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,
                  timeout_s: float | None, no_record: bool, key: Path | None, max_load: float, max_steal: float,
-                 rules: str, stability: str | None, platform_name: str, as_json: bool) -> int:
+                 rules: str, stability: str | None, platform: PlatformChoice, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -87,12 +83,12 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         def progress(stage: str, detail: str) -> None:
             status.update(Text.assemble((fault_id, "bold"), f" {stage}: {detail}"))
 
-        platform = get_platform(platform_name, ws)
+        opened = platform.open(ws)
         if second_window is None:
-            verdict, folder = validate(ws, platform, fault_id, params, evidence, progress, timeout_s,
+            verdict, folder = validate(ws, opened, fault_id, params, evidence, progress, timeout_s,
                                        record=not no_record)
         else:
-            return _stable(ws, validate_stable(ws, platform, fault_id, params, second_window, evidence, progress,
+            return _stable(ws, validate_stable(ws, opened, fault_id, params, second_window, evidence, progress,
                                                timeout_s), as_json)
     if verdict["status"] == "admitted":
         write_beside(ws, folder)  # derived from the sealed bundle, so written after the seal, outside it
@@ -177,9 +173,9 @@ def _labels_match(bundle: Path) -> bool | None:
 
 
 @click.command("recover")
-@click.option("--platform", "platform_name", default=None, type=click.Choice(PLATFORMS),
-              help="Where the application runs (default: the platform the journal recorded, else local).")
-def recover_cmd(platform_name: str | None) -> int:
+@platform_options(default=None, help="Where the application runs (default: the platform the journal recorded, "
+                                     "else local).")
+def recover_cmd(platform: PlatformChoice) -> int:
     """Undo what an interrupted validation left on the application, from the write-ahead journal.
     The journal names the platform (and cluster, context, namespace) it was written on; recovering
     on another one is refused.
@@ -193,6 +189,6 @@ def recover_cmd(platform_name: str | None) -> int:
         click.echo("nothing to recover: the journal holds no open change")
         return 0
     recorded = journal.target() or {}
-    for line in recover(get_platform(platform_name or recorded.get("platform", "local"), ws), journal):
+    for line in recover(platform.open(ws, recorded.get("platform")), journal):
         click.echo(line)
     return 0

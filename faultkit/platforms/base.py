@@ -7,6 +7,7 @@ a rollout replaces every old replica, restarts are counted per instance, `down` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -49,6 +50,68 @@ class LogRecord:
     fields: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ServiceState:
+    """One service of the running app, as `status()` reports it."""
+
+    build: str | None  # the build it runs (None while it is being built, or when replicas differ)
+    endpoint: str | None  # its Service address, None when it exposes none (or the platform opens none to report)
+    instances: tuple[Instance, ...]
+    details: Mapping[str, object] = field(default_factory=dict)  # the platform's own fields, printed in --json
+    instance_details: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # by instance id, ditto
+
+
+@dataclass(frozen=True)
+class SiteState:
+    """Another site of a two-site app (observed, never changed)."""
+
+    namespace: str  # where it runs
+    ready: bool  # every instance there is ready
+
+
+@dataclass(frozen=True)
+class AppStatus:
+    """What `faultkit status` shows, on every platform: one record, one JSON shape (`as_json`).
+
+    Campaigns read `up`, `app`, `phase` and each service's instances' `ready` from the JSON; the rest
+    is for people and scripts that know the platform."""
+
+    platform: str
+    app: str | None  # None: nothing is up
+    phase: str = "running"  # "starting", "deploying", "running" or "failed"
+    error: str | None = None  # why the deployment failed
+    where: str = ""  # where the app runs, for people ("on the local platform", "in namespace N ...")
+    services: Mapping[str, ServiceState] = field(default_factory=dict)
+    sites: Mapping[str, SiteState] = field(default_factory=dict)  # a two-site app's other sites
+    notes: tuple[str, ...] = ()  # lines for people under the table (what the platform enforces)
+    details: Mapping[str, object] = field(default_factory=dict)  # the platform's own fields, printed in --json
+
+    @property
+    def up(self) -> bool:
+        return self.app is not None
+
+    def unready(self) -> list[str]:
+        """Services without instances or with one not ready, sorted."""
+        return sorted(n for n, s in self.services.items() if not s.instances or not all(i.ready for i in s.instances))
+
+    def as_json(self) -> dict[str, object]:
+        if not self.up:
+            return {"up": False}
+        services = {name: {"build": s.build, "endpoint": s.endpoint, **s.details,
+                           "instances": [_instance_json(i, s.instance_details.get(i.id, {})) for i in s.instances]}
+                    for name, s in self.services.items()}
+        out: dict[str, object] = {"up": True, "app": self.app, "phase": self.phase, "error": self.error,
+                                  "services": services, **self.details}
+        if self.sites:  # two-site apps only: a one-site app's record has no `sites`
+            out["sites"] = {name: {"namespace": s.namespace, "ready": s.ready} for name, s in self.sites.items()}
+        return out
+
+
+def _instance_json(i: Instance, details: Mapping[str, object]) -> dict[str, object]:
+    return {"id": i.id, "service": i.service, "build": i.build, "ready": i.ready, "restarts": i.restarts,
+            "oom_kills": i.oom_kills, "last_exit": i.last_exit, **details}
+
+
 @runtime_checkable
 class Platform(Protocol):
     """What every platform implements. Operations it cannot carry out raise errors.Unsupported."""
@@ -57,7 +120,15 @@ class Platform(Protocol):
 
     # lifecycle
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None: ...
-    def down(self) -> None: ...
+    def down(self) -> str:
+        """Stop everything `up` started and return, for people, what was done ("namespace N is deleted
+        and gone"); when nothing is up, sweep what a crashed run may have left."""
+        ...
+    def prepare(self) -> None:
+        """Start what the platform needs before a validation or a replay acts (the kubernetes node
+        agent), so the first action does not wait for it inside a window; nothing when up is enough.
+        An agent that cannot run is an error saying why."""
+        ...
     def is_up(self) -> bool: ...
     def app(self) -> str: ...
     def target(self) -> dict[str, str]:
@@ -66,9 +137,18 @@ class Platform(Protocol):
         ...
 
     # state
+    def status(self) -> AppStatus:
+        """The app's state for `faultkit status`; AppStatus(platform, None) when nothing is up."""
+        ...
     def instances(self, service: str | None = None) -> list[Instance]: ...
     def ready(self, service: str) -> bool: ...
     def endpoint(self, service: str, port: int | None = None) -> str: ...
+    def instance_endpoints(self, service: str) -> dict[str, str]:
+        """Each instance's own address on this machine (its first port), by instance id: its /metrics."""
+        ...
+    def other_sites(self) -> Mapping[str, Platform]:
+        """A two-site app's other sites by name (observed by the validator, never changed); {} for one site."""
+        ...
 
     # builds and rollouts
     def build(self, service: str, source_root: str | None = None) -> Build: ...
@@ -92,11 +172,12 @@ class Platform(Protocol):
         ...
 
     # direct interventions
-    def actions(self) -> frozenset[str]: ...
+    def actions(self) -> frozenset[str]:
+        """The direct actions this platform carries out (a query: it starts nothing; see `prepare`)."""
+        ...
     def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
         """Start a direct action; returns its handle. `mode`: "one" (one replica, a pod-level fault) or
         "all" (every replica); None: the action's own default. `params` are the action's parameters."""
         ...
     def stop_action(self, handle: str) -> None: ...
     def active_actions(self) -> list[str]: ...
-    def kill(self, service: str, instance: str | None = None) -> str: ...

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from faultkit.errors import Unsupported
 from faultkit.platforms.base import Platform
 from faultkit.platforms.counters import REQUESTS_METRIC
-
-
-@runtime_checkable
-class InstanceEndpoints(Protocol):
-    """Where each instance of a service answers (its /metrics); the local platform offers it."""
-
-    def instance_endpoints(self, service: str) -> dict[str, str]: ...
 
 DURATION = "http_request_duration_seconds"
 # prometheus_client's default histogram bounds, which minishop's services use
@@ -48,10 +40,7 @@ def parse(text: str, bucket_s: float) -> dict[str, Any]:
 
 class Traffic:
     def __init__(self, platform: Platform, service: str, bucket_s: float) -> None:
-        if not isinstance(platform, InstanceEndpoints):
-            raise Unsupported(f"the {platform.name} platform cannot list instance endpoints, so the entry "
-                              "service's traffic cannot be read; use the local platform")
-        self.endpoints: InstanceEndpoints = platform
+        self.platform = platform  # each instance's /metrics, at its own address (instance_endpoints)
         self.service = service
         self.bucket_s = bucket_s
         self.session = requests.Session()
@@ -59,7 +48,7 @@ class Traffic:
     def sample(self) -> dict[str, Any]:
         t = time.time()
         out: dict[str, Any] = {}
-        for iid, url in sorted(self.endpoints.instance_endpoints(self.service).items()):
+        for iid, url in sorted(self.platform.instance_endpoints(self.service).items()):
             try:
                 r = self.session.get(url.rstrip("/") + "/metrics", timeout=1.0)
             except requests.RequestException:

@@ -19,6 +19,7 @@ from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, PlatformError, Unsupported
 from faultkit.evidence import BundleWriter, dumps
 from faultkit.observe.sampler import Sampler
+from faultkit.platforms import platform_flag
 from faultkit.platforms.base import Platform
 from faultkit.validators.changes import change_for
 from faultkit.validators.cycles import Cycles
@@ -28,7 +29,7 @@ from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, judge_bundle
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.signals import Interrupted, signals_unwind
-from faultkit.validators.sites import SiteSamplers, other_sites
+from faultkit.validators.sites import SiteSamplers
 from faultkit.validators.stagelog import OnStage, Progress, StageLog, no_hook, no_progress
 from faultkit.validators.stages import StaticStages
 from faultkit.workspace import Workspace
@@ -39,7 +40,7 @@ __all__ = ["ValidationParams", "validate"]
 def check_platform(platform: Platform, entry: Entry) -> None:
     """The platform runs the entry's app and can carry out its change; otherwise a clear error."""
     if not platform.is_up():
-        where = "" if platform.name == "local" else f" --platform {platform.name}"
+        where = platform_flag(platform.name)
         raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up{where} --app {entry.app}` first")
     if platform.app() != entry.app:
         raise PlatformError(
@@ -51,6 +52,8 @@ def check_platform(platform: Platform, entry: Entry) -> None:
             f"{entry.direct.action} cannot be carried out on the {platform.name} platform; "
             f"use {' or '.join(p for p in ACTIONS[entry.direct.action].platforms if p != platform.name)}"
         )
+    if entry.direct:
+        platform.prepare()  # what carries the action out starts now, not inside the first window
 
 
 def validate(
@@ -83,7 +86,7 @@ def validate(
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
                       continuous_probe=params.rules >= 3)
-    sites = other_sites(platform)
+    sites = platform.other_sites()
     others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3) if sites else None
     journal = Journal(workspace.state_dir / "journal.json")
     journal.begin(run_id, entry.id, platform.target())

@@ -1,32 +1,22 @@
 """The other sites of a two-site app, observed beside every window of the site under fault.
 
-A platform that runs every site of an app (the kubernetes platform: a namespace per site) offers
-`other_sites()`; the validator then samples each other site through its own platform for the same
-window, at the same time, and writes it as `windows/sites/<site>/<window>.json` (site_rule.py judges
-them). Nothing is ever changed there: the journal and every change go to the active site only.
+Every platform answers `other_sites()` (the protocol's; empty where an app runs one site, a
+namespace per other site on the kubernetes platform); the validator then samples each other site
+through its own platform for the same window, at the same time, and writes it as
+`windows/sites/<site>/<window>.json` (site_rule.py judges them). Nothing is ever changed there:
+the journal and every change go to the active site only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol, runtime_checkable
 
 from faultkit.catalog.model import Probe
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.observe.window import Window
 from faultkit.platforms.base import Platform
 from faultkit.validators.site_rule import site_window
-
-
-@runtime_checkable
-class MultiSite(Protocol):
-    def other_sites(self) -> Mapping[str, Platform]: ...
-
-
-def other_sites(platform: Platform) -> Mapping[str, Platform]:
-    """The platform's other sites by name; none for a platform that runs one site."""
-    return platform.other_sites() if isinstance(platform, MultiSite) else {}
 
 
 class SiteSamplers:

@@ -15,8 +15,6 @@ from kubernetes import client, config
 from faultkit.campaigns.state import VERDICTS
 from tests.helpers.cli import cli_env
 
-pytestmark = pytest.mark.live
-
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-addr-port")
@@ -35,7 +33,8 @@ def test_two_workers_validate_on_the_cluster_each_in_its_own_namespace(ws, cli, 
     proc = cli("campaign", "run", "--app", "minishop", *(a for f in FAULTS for a in ("--fault", f)), "--workers", "2",
                "--platform", "kubernetes", "--namespace-prefix", prefix, "--window", "10s", "--interval", "2s",
                "--repeat", "1", "--attempts", "3", "--max-load", "1000", "--max-steal", "1", "--dir", str(folder),
-               "--json", env=env, timeout=1500)
+               "--json",
+               env=env, timeout=1500)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
     assert summary["done"] == 2, summary

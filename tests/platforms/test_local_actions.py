@@ -86,7 +86,7 @@ def test_cpu_stress_attaches_busy_helpers(up: LocalPlatform) -> None:
 
 
 def test_cpu_limit_is_a_quota_that_stress_competes_within(up: LocalPlatform) -> None:
-    enforced = up.status()["cpu_limits"]
+    enforced = up.supervisor_status()["cpu_limits"]
     if not enforced.startswith("enforced"):
         pytest.skip(f"this machine gives the supervisor no cgroup to throttle with ({enforced})")
     up.patch_field("back", "server", "resources.limits.cpu", "100m", timeout=10)

@@ -49,7 +49,7 @@ def test_imports_inside_platforms_have_no_cycle() -> None:
 
 
 def test_the_client_does_not_import_the_supervisor_side() -> None:
-    deps = _graph()["faultkit.platforms.local.client"]
+    deps = _graph()["faultkit.platforms.local.platform"]
     assert not {d.rsplit(".", 1)[1] for d in deps} & CONTROLLERS
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
-from faultkit.platforms.local.actions import int_param
+from faultkit.platforms.params import int_param
 from faultkit.yamlio import atomic_write
 
 SUPPORTED = frozenset({"instance-kill", "instance-failure", "cpu-stress", "memory-stress", "network-delay",

@@ -12,11 +12,13 @@ import socket
 import socketserver
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from kubernetes import client
 from kubernetes.stream import portforward
 
 from faultkit.platforms.kubernetes.connection import Connection
+from faultkit.platforms.kubernetes.instances import is_ready
 
 Picker = Callable[[], tuple[str, int] | None]  # a ready pod and its target port, now
 
@@ -86,6 +88,20 @@ class Forwards:
                 threading.Thread(target=srv.serve_forever, daemon=True).start()
                 self.servers[key] = srv
             return f"http://127.0.0.1:{self.servers[key].server_address[1]}"
+
+    def to_ready(self, service: str, port: int, pods: Callable[[], list[dict[str, Any]]]) -> str:
+        """A Service's address: each connection goes to one of its ready pods now, in turn."""
+        return self.url((service, port), lambda: [(p["metadata"]["name"], port) for p in pods() if is_ready(p)])
+
+    def to_slots(self, port: int, slots: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, str]:
+        """Each instance's own address: a listener per slot that forwards to the pod in that slot now
+        (a replaced pod's successor once it takes the slot)."""
+        def in_slot(inst: str) -> Callable[[], list[tuple[str, int]]]:
+            def pod() -> list[tuple[str, int]]:
+                p = slots().get(inst)
+                return [(p["metadata"]["name"], port)] if p is not None else []
+            return pod
+        return {inst: self.url((f"instance {inst}", port), in_slot(inst)) for inst in sorted(slots())}
 
     def close(self) -> None:
         with self.lock:

@@ -1,4 +1,4 @@
-"""The pod logs API as the protocol's LogRecords, with the local platform's JSON line parsing.
+"""The pod logs API as the protocol's LogRecords, each line parsed as every platform parses it (logline.py).
 
 Every pod of the service is read since the given time, and, for a container that has restarted,
 its previous instance too (a crash's last words are in the previous container's log).
@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from faultkit.platforms.base import LogRecord
 from faultkit.platforms.kubernetes.connection import Connection
-from faultkit.platforms.local.logfiles import parse_line
+from faultkit.platforms.logline import log_record
 
 
 def parse_k8s_line(line: str, service: str, instance: str) -> LogRecord | None:
@@ -23,7 +23,7 @@ def parse_k8s_line(line: str, service: str, instance: str) -> LogRecord | None:
         ts = datetime.fromisoformat(stamp[:26].rstrip("Z") + "+00:00").timestamp()
     except ValueError:
         return None
-    return parse_line(f"{ts} o {raw}", service, instance)
+    return log_record(ts, raw, service, instance)
 
 
 def pod_logs(conn: Connection, namespace: str, pod: dict[str, Any], container: str, service: str, instance: str,

@@ -22,6 +22,10 @@ from faultkit.yamlio import atomic_write
 # GIVEN: a namespace someone else made for faultkit (a campaign Job's): the app is applied into it and
 # `down` deletes what was applied, never the namespace
 CREATED, ADOPTED, GIVEN = "created", "adopted", "given"
+# what `down` did, by mode, for people
+DOWN_DONE = {CREATED: "namespace {ns} is deleted and gone",
+             GIVEN: "its objects in namespace {ns} are deleted (the namespace stays: faultkit did not create it)",
+             ADOPTED: "released: its objects in namespace {ns} were left as they are"}
 
 
 @dataclass(frozen=True)

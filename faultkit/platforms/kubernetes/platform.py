@@ -18,8 +18,9 @@ Kubernetes specifics of the protocol:
 * Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
   port-forward to the Service's ready pods (forward.py); request counts come from each pod's
   /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
+* `instance_endpoints` is a loopback port-forward to each instance's own pod (forward.py).
 * Direct actions are carried out in the target pods by a node agent DaemonSet in a namespace of
-  its own (actions.py, agent/); `down` stops them and deletes that namespace too.
+  its own (actions.py, agent/), which `prepare()` starts; `down` stops them and deletes that namespace too.
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from faultkit import errors
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
-from faultkit.platforms.base import Build, Instance, LogRecord
+from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
 from faultkit.platforms.kubernetes import apply, objects, settings, sites
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
@@ -49,8 +49,10 @@ from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_logs
 from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
 from faultkit.platforms.kubernetes.namespaces import Namespaces
-from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, GIVEN, Ownership, Record
+from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
+from faultkit.platforms.kubernetes.status import app_status
+from faultkit.platforms.options import KubernetesOptions
 from faultkit.workspace import Workspace
 
 
@@ -58,26 +60,28 @@ from faultkit.workspace import Workspace
 class KubernetesPlatform:
     name = "kubernetes"
 
-    def __init__(self, workspace: Workspace, kubeconfig: str | None = None, context: str | None = None,
-                 namespace: str | None = None, adopt: str | None = None, loader: str | None = None,
-                 app: str | None = None, prometheus: str | None = None, images: dict[str, str] | None = None,
-                 existing: bool = False) -> None:
-        self.workspace = workspace
-        self.prebuilt, self.existing = images, existing
+    def __init__(self, workspace: Workspace, options: KubernetesOptions | None = None, **fields: Any) -> None:
+        """`fields`: a KubernetesOptions's fields, as a shorthand for passing one."""
+        opts = options if options is not None else KubernetesOptions(**fields)
+        self.workspace, self.options = workspace, opts
+        self.prebuilt = dict(opts.images) if opts.images is not None else None
+        self.existing = opts.existing
         self.owner = Ownership(workspace.state_dir)
         rec = self.owner.read()
         # once up, the recorded cluster and context are the target, whatever the environment says now
-        self.conn = Connection(rec.kubeconfig if rec else kubeconfig, rec.context if rec else context)
-        self.namespace_arg, self.adopt_arg, self.default_app = namespace, adopt, app
-        loader = rec.loader if rec and rec.loader else loader
+        self.conn = Connection(rec.kubeconfig if rec else opts.kubeconfig, rec.context if rec else opts.context)
+        self.namespace_arg, self.adopt_arg, self.default_app = opts.namespace, opts.adopt, opts.app
+        loader = rec.loader if rec and rec.loader else opts.loader
         self.loader_text = loader or ""
         self.loader = shlex.split(loader) if loader else None
-        self.prometheus_url = prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
+        self.prometheus_url = opts.prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
+        if self.existing and not self.namespace_arg:
+            raise errors.UsageError("--existing: name the namespace with --namespace NS")
         rec = self.owner.read()
         if rec is not None:
             raise PlatformError(f"{rec.app} is already up on the kubernetes platform in {rec.target.describe()}; "
@@ -145,14 +149,14 @@ class KubernetesPlatform:
                 raise PlatformError(f"Deployment {o['metadata']['name']} in {namespace} did not become available "
                                     f"within {timeout:g}s: {p.failed or '; '.join(p.waiting[:3])}")
 
-    def down(self) -> None:
+    def down(self) -> str:
         rec = self.owner.read()
         if self._forwards is not None:
             self._forwards.close()
         if rec is None:
-            return
+            return "nothing was up"
         self._retire_actions(rec)
-        sites.down_others(self)
+        others = sites.down_others(self)
         if rec.mode == CREATED:
             Namespaces(self.conn).delete_owned(rec)
         elif rec.mode == GIVEN:
@@ -161,6 +165,13 @@ class KubernetesPlatform:
                                                          self.workspace.root))
         self.owner.remove()
         self.ledger.path.unlink(missing_ok=True)
+        return DOWN_DONE[rec.mode].format(ns=rec.namespace) + (
+            f"; the other sites' namespaces {', '.join(others)} are deleted and gone" if others else "")
+
+    def prepare(self) -> None:
+        """Start the node agent, so the first action does not wait for it inside its window (an agent
+        that cannot run on this cluster is an error saying why)."""
+        self._pod_actions().agent.ensure()
 
     def is_up(self) -> bool:
         return self.owner.read() is not None
@@ -175,9 +186,9 @@ class KubernetesPlatform:
 
     def at_site(self, state_dir: Path) -> KubernetesPlatform:
         """The same cluster, context, loader and app over another state folder (another site's instance)."""
-        return KubernetesPlatform(Workspace(root=self.workspace.root, state_dir=state_dir),
-                                  kubeconfig=self.conn.kubeconfig, context=self.conn.context,
-                                  loader=self.loader_text or None, app=self.default_app)
+        return KubernetesPlatform(Workspace(root=self.workspace.root, state_dir=state_dir), KubernetesOptions(
+            kubeconfig=self.conn.kubeconfig, context=self.conn.context, loader=self.loader_text or None,
+            app=self.default_app))
 
     def other_sites(self) -> dict[str, KubernetesPlatform]:
         """A two-site app's other sites (observed by the validator, never changed), by site name."""
@@ -211,6 +222,9 @@ class KubernetesPlatform:
             raise api_error(f"list pods of {service}", e) from None
         return rec.namespace, [objects.plain(self.conn, p) for p in pods]
 
+    def status(self) -> AppStatus:
+        return app_status(self)
+
     def instances(self, service: str | None = None) -> list[Instance]:
         names = [service] if service else [s.name for s in self.descriptor.services]
         out: list[Instance] = []
@@ -235,18 +249,21 @@ class KubernetesPlatform:
                 out[inst] = by_uid[uid]
         return out
 
-    def endpoint(self, service: str, port: int | None = None) -> str:
-        rec = self.owner.require()
+    def _port(self, service: str, port: int | None = None) -> int:
         spec = self.descriptor.service(service)
-        number = port or (spec.ports[0].port if spec.ports else 80)
-        if self._forwards is None:
-            self._forwards = Forwards(self.conn, rec.namespace)
+        return port or (spec.ports[0].port if spec.ports else 80)
 
-        def ready_pods() -> list[tuple[str, int]]:
-            from faultkit.platforms.kubernetes.instances import is_ready
-            _, pods = self._pods(service)
-            return [(p["metadata"]["name"], number) for p in pods if is_ready(p)]
-        return self._forwards.url((service, number), ready_pods)
+    @property
+    def forwards(self) -> Forwards:
+        if self._forwards is None:
+            self._forwards = Forwards(self.conn, self.owner.require().namespace)
+        return self._forwards
+
+    def endpoint(self, service: str, port: int | None = None) -> str:
+        return self.forwards.to_ready(service, self._port(service, port), lambda: self._pods(service)[1])
+
+    def instance_endpoints(self, service: str) -> dict[str, str]:
+        return self.forwards.to_slots(self._port(service), lambda: self._slot_pods(service))
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy or,
@@ -338,11 +355,6 @@ class KubernetesPlatform:
         return PodActions(agent, self.owner.base / "actions.json")
 
     def actions(self) -> frozenset[str]:
-        """What this platform carries out. Asked while up, it starts the node agent: the answer is then
-        about this cluster (an agent that cannot run is an error saying why), and the first action
-        does not wait for the agent inside its window."""
-        if self.is_up():
-            self._pod_actions().agent.ensure()
         return SUPPORTED
 
     def start_action(self, action: str, service: str, params: dict[str, object], mode: str | None = None) -> str:
@@ -373,7 +385,8 @@ class KubernetesPlatform:
         acts.path.unlink(missing_ok=True)
 
     def kill(self, service: str, instance: str | None = None) -> str:
-        """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart."""
+        """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart.
+        Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
         ns = self.record().namespace
         slots = self._slot_pods(service)
         if not slots:
@@ -381,11 +394,7 @@ class KubernetesPlatform:
         inst = instance or sorted(slots)[0]
         if inst not in slots:
             raise errors.InputError(f"{service} has no instance {inst!r} (it has {sorted(slots)})")
-        try:
-            self.conn.core.delete_namespaced_pod(slots[inst]["metadata"]["name"], ns,
-                                                 body=client.V1DeleteOptions(grace_period_seconds=0))
-        except ApiException as e:
-            raise api_error(f"delete pod of {inst}", e) from None
+        objects.delete_pod_now(self.conn, ns, slots[inst]["metadata"]["name"], inst)
         return inst
 
 

@@ -39,7 +39,7 @@ class SiteHost(Protocol):
 
     def at_site(self: _H, state_dir: Path) -> _H: ...
     def wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None: ...
-    def down(self) -> None: ...
+    def down(self) -> str: ...
 
 
 _H = TypeVar("_H", bound=SiteHost)
@@ -136,11 +136,14 @@ def others(platform: _H) -> dict[str, _H]:
     return {site: site_platform(platform, site) for site, _ in sites.others}
 
 
-def down_others(platform: SiteHost) -> None:
-    """Delete every other site's namespace (each only if it is still the one faultkit created)."""
+def down_others(platform: SiteHost) -> list[str]:
+    """Delete every other site's namespace (each only if it is still the one faultkit created); their names."""
+    gone = []
     for other in others(platform).values():
+        gone.append(other.owner.require().namespace)
         other.down()
     _path(platform).unlink(missing_ok=True)
+    return gone
 
 
 def target_fields(platform: SiteHost) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from faultkit.platforms.local.client import LocalPlatform
+from faultkit.platforms.local.platform import LocalPlatform
 from faultkit.workspace import Workspace
 
 __all__ = ["LocalPlatform", "local_platform"]

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.local.processes import Spawner
 from faultkit.platforms.local.relay import Relay
 from faultkit.platforms.local.replicas import Replica, ReplicaTable, Runner
+from faultkit.platforms.params import int_param
 
 SUPPORTED = frozenset(
     {
@@ -50,28 +50,6 @@ def unsupported(action: str) -> Unsupported:
         f"action {action!r} cannot be carried out on the local platform (it supports "
         f"{', '.join(sorted(SUPPORTED))}); use the kubernetes platform (Chaos Mesh)"
     )
-
-
-def int_param(params: dict[str, Any], action: str, name: str) -> int:
-    """An integer parameter, its default and range as the catalog's vocabulary states them (once, there)."""
-    spec = next(p for p in ACTIONS[action].params if p.name == name)
-    low, high = int(spec.minimum or 0), int(spec.maximum or 2**31)
-    value = params.get(name, spec.default)
-    n = _as_int(value)
-    if n is None:
-        raise InputError(f"action parameter {name!r}: expected an integer, got {value!r}")
-    if not low <= n <= high:
-        raise InputError(f"action parameter {name!r}: {n} is outside {low}..{high}")
-    return n
-
-
-def _as_int(value: object) -> int | None:
-    if isinstance(value, int | float | str):
-        try:
-            return int(value)
-        except ValueError:
-            return None
-    return None
 
 
 def helper_argv(action: str, params: dict[str, Any]) -> tuple[list[str], int]:

@@ -1,6 +1,6 @@
 """The supervisor as a detached process: `python -m faultkit.platforms.local.daemon`.
 
-Started by `faultkit up` (client.py), it holds a lock on the state folder (one supervisor per
+Started by `faultkit up` (platform.py), it holds a lock on the state folder (one supervisor per
 folder), serves the supervisor's API on 127.0.0.1 with a fresh token (control.py), writes the
 address, pid and token to state_dir/local/supervisor.json, deploys the app in a thread and
 stops everything on SIGTERM, SIGINT, SIGHUP or the API's `shutdown`.

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from faultkit.platforms.base import LogRecord
-
-TRACEBACK_MARKS = ("Traceback (most recent call last)", "Error:", "Exception:")
+from faultkit.platforms.logline import log_record
 
 
 class LogWriter:
@@ -55,20 +54,7 @@ def parse_line(line: str, service: str, instance: str) -> LogRecord | None:
         ts = float(ts_text)
     except ValueError:
         return None
-    raw = raw.rstrip("\n")
-    if raw.startswith("{"):
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            obj = None
-        if isinstance(obj, dict):
-            level = str(obj.pop("level", "INFO")).upper()
-            message = str(obj.pop("message", obj.pop("msg", "")))
-            if kind == "e":
-                obj["event"] = obj.get("event", True)
-            return LogRecord(ts, service, instance, level, message, obj)
-    level = "ERROR" if any(m in raw for m in TRACEBACK_MARKS) else "INFO"
-    return LogRecord(ts, service, instance, level, raw, {})
+    return log_record(ts, raw, service, instance, event=kind == "e")
 
 
 def read_records(path: Path, service: str, instance: str, since: float, until: float | None) -> list[LogRecord]:

@@ -21,14 +21,14 @@ import requests
 from faultkit import errors
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import PlatformError
-from faultkit.platforms.base import Build, Instance, LogRecord
+from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord, Platform
 from faultkit.platforms.local import actions as act
 from faultkit.platforms.local.builds import BuildStore
 from faultkit.platforms.local.control import TOKEN_HEADER
 from faultkit.platforms.local.logfiles import read_records, tail
 from faultkit.platforms.local.processes import recorded_alive, signal_group, wait_gone
 from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
-from faultkit.platforms.local.status import SupervisorStatus
+from faultkit.platforms.local.status import SupervisorStatus, typed_status
 from faultkit.workspace import Workspace
 
 ERRORS = {name: getattr(errors, name)
@@ -51,10 +51,12 @@ class LocalPlatform:
       `ms` (network-delay, added to each chunk the service sends back), `percent` (network-loss,
       share of new connections reset). Liveness probes pause while an instance is suspended.
     * Memory limits are enforced by sampling, CPU limits by a cgroup quota where the machine allows
-      it (`status()["cpu_limits"]` says which; see replicas.py and memory.py).
+      it (`supervisor_status()["cpu_limits"]` says which; see replicas.py and memory.py).
+    * One site: `other_sites()` is empty; `prepare()` has nothing to start.
 
-    Beyond the protocol: `status()` (the supervisor's full state), `instance_endpoints(service)`,
-    `pids(service=None)`; the constructor takes `app` (used by `build` when nothing is up) and
+    Beyond the protocol: `supervisor_status()` (the supervisor's full record, which `status()`
+    types), `pids(service=None)`, and `kill` (the instance-kill action's SIGKILL at once, kept for
+    the contract test); the constructor takes `app` (used by `build` when nothing is up) and
     `environ` (the supervisor's environment).
     """
 
@@ -124,7 +126,7 @@ class LocalPlatform:
                     f"see {self.state.supervisor_log}"
                 )
             if self.state.read_info() is not None:
-                status = self.status()
+                status = self.supervisor_status()
                 if status["phase"] == "failed":
                     raise PlatformError(f"up failed: {status['error']}")
                 waiting = [
@@ -152,7 +154,7 @@ class LocalPlatform:
             " | ".join(lines) if lines else "(empty)"
         )
 
-    def down(self) -> None:
+    def down(self) -> str:
         info = self.state.read_info()
         if info is not None:
             try:
@@ -167,6 +169,7 @@ class LocalPlatform:
                 pass
         self._clean_leftovers()
         self.state.remove_info()
+        return "every process it started has exited"
 
     def _clean_leftovers(self) -> None:
         """Kill whatever the record says is still running (after a supervisor crash, say)."""
@@ -175,6 +178,9 @@ class LocalPlatform:
             signal_group(p.pid, signal.SIGKILL)
         if wait_gone(alive, 15):
             raise PlatformError(f"processes {[p.pid for p in alive]} of the local platform would not exit")
+
+    def prepare(self) -> None:
+        """Nothing to start: the supervisor that `up` started carries out every action itself."""
 
     def is_up(self) -> bool:
         return self.state.read_info() is not None
@@ -190,13 +196,21 @@ class LocalPlatform:
         return str(info["app"])
 
     # -- state ------------------------------------------------------------------------------
-    def status(self) -> SupervisorStatus:
-        """The supervisor's status: phase, and per service its instances, build and endpoint."""
+    def supervisor_status(self) -> SupervisorStatus:
+        """The supervisor's record: phase, and per service its instances, build and endpoint."""
         status: SupervisorStatus = self._call("status")
         return status
 
+    def status(self) -> AppStatus:
+        if not self.is_up():
+            return AppStatus(self.name, None)
+        return typed_status(self.name, self.supervisor_status())
+
+    def other_sites(self) -> dict[str, Platform]:
+        return {}  # one supervisor runs one site
+
     def instances(self, service: str | None = None) -> list[Instance]:
-        services = self.status()["services"]
+        services = self.supervisor_status()["services"]
         if service is not None and service not in services:
             raise errors.InputError(f"{service!r} is not a service of the app on the local platform")
         return [
@@ -235,7 +249,7 @@ class LocalPlatform:
 
     def pids(self, service: str | None = None) -> dict[str, list[int]]:
         """The live pids of each instance (its container processes and attached helpers)."""
-        services = self.status()["services"]
+        services = self.supervisor_status()["services"]
         return {i["id"]: i["pids"] for name, v in services.items() if service in (None, name) for i in v["instances"]}
 
     # -- builds and rollouts ----------------------------------------------------------------
@@ -302,9 +316,10 @@ class LocalPlatform:
 
     def active_actions(self) -> list[str]:
         """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
-        return list(self.status()["actions"])
+        return list(self.supervisor_status()["actions"])
 
     def kill(self, service: str, instance: str | None = None) -> str:
+        """Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
         return self._call("kill", service=service, instance=instance)
 
     # -- plumbing ---------------------------------------------------------------------------
