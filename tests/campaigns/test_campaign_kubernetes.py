@@ -15,6 +15,8 @@ from kubernetes import client, config
 from faultkit.campaigns.state import VERDICTS
 from tests.helpers.cli import cli_env
 
+pytestmark = pytest.mark.live
+
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
 FAULTS = ("minishop-checkout-env-payment-addr-port", "minishop-cart-env-cartstore-addr-port")
