@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -73,7 +74,10 @@ def test_a_new_bundle_is_signed_as_an_in_toto_statement_in_a_dsse_envelope(bundl
     inputs = json.loads((bundle / "inputs.json").read_text())
     assert stmt["predicate"]["verdict"]["status"] == verdict["status"] == "admitted"
     assert stmt["predicate"]["verdict"]["summary"] == verdict["summary"]
-    assert stmt["predicate"]["inputs"]["digests"] == {"entry_digest": inputs["entry_digest"]}
+    attested = stmt["predicate"]["inputs"]["digests"]
+    assert attested["entry_digest"] == inputs["entry_digest"]
+    in_text = set(re.findall(r'"(sha256:[0-9a-f]{64})"', (bundle / "inputs.json").read_text()))
+    assert set(attested.values()) == in_text  # every sealed input's digest, and nothing else
     assert stmt["predicate"]["inputs"]["rules_version"] == inputs["rules_version"]
     assert signer(bundle) == fingerprint(key)
 
