@@ -3,10 +3,15 @@ signed by the validator's ed25519 key.
 
 The verdict is computed from the bundle alone (validators/judge.py), so a bundle must hold every
 input the rules read, and any change to it after sealing must be detected. The seal (MANIFEST.json)
-detects edits, but anyone can recompute it; the signature (SIGNATURE.json, over the exact bytes of
-MANIFEST.json) says which key sealed it, so `catalog build --trust` can admit only bundles sealed by
-the trusted validator. The signature lives beside the manifest, not in it: the bundle digest an
-entry records (sha256 of MANIFEST.json) stays what it was.
+detects edits, but anyone can recompute it; the signature (SIGNATURE.json) says which key sealed
+it, so `catalog build --trust` can admit only bundles sealed by the trusted validator. The
+signature lives beside the manifest, not in it: the bundle digest an entry records (sha256 of
+MANIFEST.json) stays what it was.
+
+SIGNATURE.json is written as a DSSE envelope of an in-toto statement whose subjects are the
+bundle's files and MANIFEST.json (faultkit/attestation.py, issue 32); the record of bundles signed
+before it (an ed25519 signature over the exact bytes of MANIFEST.json) is still read, so the
+shipped bundles verify as they are.
 
 Bundles come from pull requests, so reading one is defensive: only regular files inside the folder
 (no symlink anywhere on the way, no device, no FIFO), named by a plain relative path, under a size
@@ -27,7 +32,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from faultkit import jsonio
+from faultkit import attestation, jsonio
 from faultkit.errors import FaultkitError, InputError, UsageError
 from faultkit.keys import fingerprint, signing_key
 from faultkit.workspace import Workspace
@@ -176,28 +181,67 @@ def verify_bundle(folder: Path) -> str:
 
 
 def sign(folder: Path, key: Ed25519PrivateKey) -> str:
-    """Write SIGNATURE.json over the exact bytes of MANIFEST.json; returns the key's fingerprint."""
-    manifest = read_bytes(folder, MANIFEST)
-    public = key.public_key()
-    record = {
-        "algorithm": "ed25519",
-        "key": fingerprint(public),
-        "public_key": base64.b64encode(public.public_bytes_raw()).decode(),
-        "manifest": digest_bytes(manifest),
-        "signature": base64.b64encode(key.sign(manifest)).decode(),
-    }
-    atomic_write(folder / SIGNATURE, dumps(record))
-    return record["key"]
+    """Write SIGNATURE.json: a DSSE envelope of the in-toto statement over the bundle's files and
+    MANIFEST.json; returns the key's fingerprint. MANIFEST.json is not rewritten."""
+    stmt = attestation.statement(_sealed(folder), _predicate(folder))
+    atomic_write(folder / SIGNATURE, dumps(attestation.envelope(stmt, key)))
+    return fingerprint(key.public_key())
+
+
+def _sealed(folder: Path) -> dict[str, str]:
+    """What the statement's subjects must be: every file the manifest lists, and the manifest."""
+    return {**manifest_files(folder), MANIFEST: digest_bytes(read_bytes(folder, MANIFEST))}
+
+
+def _predicate(folder: Path) -> dict[str, Any]:
+    """The statement's predicate from verdict.json and inputs.json; a file that is missing or not an
+    object gives None (judge refuses such a bundle; its signature can still say what it holds)."""
+    listed = manifest_files(folder)
+
+    def record(name: str) -> dict[str, Any] | None:
+        data = read_json(folder, name) if name in listed else None
+        return data if isinstance(data, dict) else None
+
+    return attestation.predicate(record("verdict.json"), record("inputs.json"))
 
 
 def signer(folder: Path) -> str | None:
-    """The fingerprint of the key whose valid signature covers MANIFEST.json; None when unsigned.
-    A signature that does not verify raises: it is tampering, not absence."""
+    """The fingerprint of the key whose valid signature covers the bundle; None when unsigned.
+    A signature that does not verify, or an attestation whose subjects are not exactly the bundle's
+    files with their digests, raises: it is tampering, not absence."""
     try:
         os.lstat(folder / SIGNATURE)
     except FileNotFoundError:
         return None
     record = read_object(folder, SIGNATURE)
+    if attestation.is_envelope(record):
+        return _attested_signer(folder, record)
+    return _legacy_signer(folder, record)
+
+
+def _attested_signer(folder: Path, record: dict[str, Any]) -> str:
+    where = folder / SIGNATURE
+    attested = attestation.open_envelope(record, str(where))
+    verify_bundle(folder)  # the files are what the manifest lists, so subjects == manifest == files
+    sealed = _sealed(folder)
+    # the files first: a changed file changes MANIFEST.json too, and the file is the news
+    for name in [*sorted((set(sealed) | set(attested.subjects)) - {MANIFEST}), MANIFEST]:
+        if name not in attested.subjects:
+            detail = f"{name} is sealed but not attested"
+        elif name not in sealed:
+            detail = f"{name} is attested but not sealed"
+        elif sealed[name] != attested.subjects[name]:
+            detail = f"{name} is attested as {attested.subjects[name]}, sealed as {sealed[name]}"
+        else:
+            continue
+        raise InputError(f"{where}: bundle tampered: the signature does not match MANIFEST.json ({detail})")
+    if attested.predicate != _predicate(folder):
+        raise InputError(f"{where}: bundle tampered: the attested verdict or inputs are not the bundle's")
+    return attested.signer
+
+
+def _legacy_signer(folder: Path, record: dict[str, Any]) -> str:
+    """A signature record from before issue 32: ed25519 over the exact bytes of MANIFEST.json."""
     where = folder / SIGNATURE
     try:
         raw = base64.b64decode(str(record.get("public_key")), validate=True)

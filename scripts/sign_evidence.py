@@ -3,9 +3,10 @@
     python3 scripts/sign_evidence.py --key ~/.config/faultkit/minishop-validator.key evidence/*/*/
 
 Each bundle is verified against its manifest first; MANIFEST.json is not rewritten, so the bundle
-digests the entries record stay the same, and SIGNATURE.json is written beside it. With --new, a
-new key is made at --key (mode 0600) with its public half at <key>.pub; the key must lie outside
-the repository.
+digests the entries record stay the same, and SIGNATURE.json is written beside it as a DSSE envelope
+of an in-toto statement over the bundle's files (a signature in the older format is replaced by
+one). With --new, a new key is made at --key (mode 0600) with its public half at <key>.pub; the key
+must lie outside the repository.
 """
 
 from __future__ import annotations

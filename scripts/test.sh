@@ -45,6 +45,13 @@ if [ "$fast" = 1 ]; then
   exec python3 -m pytest -q -m "not live" "$@"
 fi
 
+# dsse-verify, the independent verifier of bundle attestations (tests/release/test_dsse_independent.py,
+# fast tier): built from its pinned Go modules into a cache outside the repository, keyed by its
+# sources, before the fast tier that uses it (cold: about a minute; cached: nothing). A plain
+# assignment, so a failed build stops the run here. Under --fast the test builds it itself.
+DSSE_VERIFY_BIN="$(bash tools/dsse-verify/build.sh)"
+export DSSE_VERIFY_BIN
+
 # Whatever happens after this line, the EXIT trap stops what this script started: a build still
 # running, the cluster (it runs images the engine built), then the Docker engine (only if started here).
 builder=""
