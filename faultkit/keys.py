@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from faultkit.errors import InputError
 from faultkit.names import safe_path
+from faultkit.tomlio import load_toml, table
 from faultkit.yamlio import atomic_write, read_text
 
 CONFIG_FILE = "faultkit.toml"
@@ -81,13 +81,11 @@ def generate(path: Path) -> Ed25519PrivateKey:
 
 
 def _toml(root: Path | None) -> dict:
-    path = root / CONFIG_FILE if root else None
-    if path is None or not path.is_file():
-        return {}
-    try:
-        return tomllib.loads(read_text(path, 256 * 1024))
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML ({e})") from None
+    return load_toml(root / CONFIG_FILE) if root else {}
+
+
+def _table(root: Path | None, name: str) -> dict:
+    return table(_toml(root), name, CONFIG_FILE)
 
 
 def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> Ed25519PrivateKey:
@@ -96,7 +94,7 @@ def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> E
     named = environ.get("FAULTKIT_KEY")
     path = Path(named).expanduser() if named else config_dir(environ) / DEFAULT_KEY
     if not named:
-        configured = _toml(root).get("validator", {}).get("key")
+        configured = _table(root, "validator").get("key")
         if configured is not None and not isinstance(configured, str):
             raise InputError(f"{CONFIG_FILE}: validator.key must be a path")
         if configured:
@@ -114,7 +112,7 @@ def trusted(root: Path | None, files: Iterable[Path] = ()) -> frozenset[str] | N
     """Fingerprints admitted as validators: the given public key files, plus faultkit.toml's
     `[trust] keys` (fingerprints or public key files relative to the repository). None: no list."""
     found = {fingerprint(load_public(p)) for p in files}
-    listed = _toml(root).get("trust", {}).get("keys")
+    listed = _table(root, "trust").get("keys")
     if listed is None:
         return frozenset(found) if found else None
     if not isinstance(listed, list) or not all(isinstance(k, str) for k in listed):

@@ -7,6 +7,7 @@ a trailing newline), so no name can hold a separator, a newline, `..` or a leadi
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path, PurePosixPath
 
@@ -31,10 +32,19 @@ def check_option(value: str, option: str) -> str:
         raise UsageError(str(e)) from None
 
 
+def resolve(path: Path, what: str = "path") -> Path:
+    """`path` with its symlinks resolved; a symlink loop (RuntimeError in Python 3.11, OSError
+    later) is an InputError naming the path instead of a crash."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as e:
+        reason = "a symlink loop" if isinstance(e, RuntimeError) or getattr(e, "errno", 0) == errno.ELOOP else str(e)
+        raise InputError(f"{what} {path}: cannot be followed ({reason}); make it a regular file or folder") from None
+
+
 def confine(root: Path, path: Path, what: str = "path") -> Path:
     """`path`, refused unless it stays inside `root` once symlinks are resolved."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root.resolve()):
+    if not resolve(path, what).is_relative_to(root.resolve()):
         raise InputError(f"{what} {path}: leads outside {root}; name a file inside it")
     return path
 
@@ -49,6 +59,6 @@ def safe_path(root: Path, ref: str, what: str = "path") -> Path:
     if ".." in pure.parts:
         raise InputError(f"{what} {ref!r} contains '..'; give a path inside the repository")
     path = root / pure
-    if not path.resolve().is_relative_to(root.resolve()):
+    if not resolve(path, what).is_relative_to(root.resolve()):
         raise InputError(f"{what} {ref!r} leads out of the repository through a symlink")
     return path

@@ -155,7 +155,7 @@ def app_names(workspace: Workspace) -> list[str]:
 def load_app(workspace: Workspace, name: str) -> AppDescriptor:
     check_name(name, "app")
     path = workspace.apps_dir / name / "app.yaml"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # anything else there (a FIFO, a folder) is refused by name
         raise InputError(
             f"{name!r} is not an application of this catalog{suggest(name, app_names(workspace))}; "
             f"known: {', '.join(app_names(workspace)) or 'none'}"

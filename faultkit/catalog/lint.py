@@ -257,7 +257,7 @@ def _dep_digest(root: Path, rel: str) -> str:
         return "-"
     try:
         real = (root / pure).resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11); the patch rule reports it
         return "-"
     return file_digest(real) if real.is_relative_to(root) and real.is_file() else "-"
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from faultkit.catalog.model import Entry
@@ -31,6 +31,8 @@ from faultkit.catalog.placeholders import TODO, is_todo, todo_paths
 from faultkit.catalog.rules.context import Context
 from faultkit.catalog.rules.records import Loaded
 from faultkit.errors import FaultkitError, InputError
+from faultkit.tomlio import load_toml
+from faultkit.tomlio import table as toml_table
 
 CONFIG_FILE = "faultkit.toml"
 
@@ -76,10 +78,7 @@ def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
     words = list(DEFAULT_WORDS)
     if stamp[0] < 0:
         return tuple(words)
-    try:
-        table = tomllib.loads(path.read_text("utf-8")).get("leakage", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: not valid TOML ({e}); fix the [leakage] table") from None
+    table = toml_table(load_toml(path), "leakage", path)
     for key in ("words", "extra", "allow"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
@@ -94,8 +93,16 @@ def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
 def giveaway_words(root: Path) -> tuple[str, ...]:
     """The default list, extended or overridden by the repository's faultkit.toml."""
     path = root / CONFIG_FILE
-    stat = path.stat() if path.is_file() else None
-    return _words_cached(str(root), (stat.st_mtime_ns, stat.st_size) if stat else (-1, -1))
+    if not path.exists() and not path.is_symlink():
+        return _words_cached(str(root), (-1, -1))
+    try:
+        info = path.stat()
+    except OSError:
+        info = None
+    if info is None or not S_ISREG(info.st_mode):
+        load_toml(path)  # refuses a FIFO, device or symlink loop with the file named, before any open
+        raise InputError(f"{path}: not a regular file")  # not reached: load_toml refused it
+    return _words_cached(str(root), (info.st_mtime_ns, info.st_size))
 
 
 def find_words(text: str, words: Iterable[str], code: bool = False) -> list[str]:
