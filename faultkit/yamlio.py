@@ -185,7 +185,8 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise InputError(f"{path.parent}: is not a folder (a file or a symlink loop); name a folder to write in") from None
+        raise InputError(f"{path.parent}: is not a folder (a file or a symlink loop); name a folder to write in"
+                         ) from None
     except OSError as e:
         raise InputError(f"{path.parent}: cannot make this folder ({e.strerror})") from None
     data = text.encode("utf-8") if isinstance(text, str) else text

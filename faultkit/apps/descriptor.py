@@ -12,7 +12,7 @@ from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
 from faultkit.workspace import Workspace
-from faultkit.yamlio import Pointer, load_located
+from faultkit.yamlio import Located, Pointer, load_located, load_text
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,16 @@ def load_descriptor(path: Path) -> AppDescriptor:
 
 def load_descriptor_data(path: Path) -> tuple[AppDescriptor, dict[str, Any]]:
     """The descriptor and the checked data it was made from (lint keeps that data in its cache)."""
-    located = load_located(path)
+    return _checked(load_located(path), path)
+
+
+def check_descriptor_text(text: str, path: Path) -> AppDescriptor:
+    """The descriptor `text` would be at `path`, checked exactly as load_descriptor reads it there:
+    `apps import` refuses to write what `apps show` would refuse to read."""
+    return _checked(load_text(text, path), path)[0]
+
+
+def _checked(located: Located, path: Path) -> tuple[AppDescriptor, dict[str, Any]]:
     problems = check_document(located, "app")
     if problems:
         first = problems[0]

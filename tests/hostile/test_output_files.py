@@ -90,7 +90,7 @@ def test_a_write_that_fails_is_an_error_and_leaves_nothing(ws, tmp_path):
     out = tmp_path / "report.html"
     proc = subprocess.run([*FAULTKIT, "report", "--out", str(out)], cwd=ws.root, capture_output=True, text=True,
                           timeout=120, env=cli_env(PYTHONDONTWRITEBYTECODE="1"), preexec_fn=_small_files)
-    err = assert_clean(proc, 1, str(out), "not written", "File too large")
+    assert_clean(proc, 1, str(out), "not written", "File too large")
     assert "written" not in proc.stdout
     assert list(tmp_path.iterdir()) == [ws.root], "a half-written or temporary file was left"
 
