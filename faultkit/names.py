@@ -42,6 +42,19 @@ def resolve(path: Path, what: str = "path") -> Path:
         raise InputError(f"{what} {path}: cannot be followed ({reason}); make it a regular file or folder") from None
 
 
+def make_folder(path: Path, what: str = "folder") -> Path:
+    """mkdir -p `path`, or an InputError naming it: a file there, or a symlink that leads to itself
+    (FileExistsError from mkdir), is a refusal, not a crash."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{what} {path}: is not a folder (a file, or a symlink that leads to itself); "
+                         "name a folder") from None
+    except OSError as e:
+        raise InputError(f"{what} {path}: cannot make it ({e.strerror})") from None
+    return path
+
+
 def confine(root: Path, path: Path, what: str = "path") -> Path:
     """`path`, refused unless it stays inside `root` once symlinks are resolved."""
     if not resolve(path, what).is_relative_to(root.resolve()):

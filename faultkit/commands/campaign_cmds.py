@@ -28,6 +28,7 @@ from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.validate_cmds import platform_option, seconds
 from faultkit.errors import UsageError
 from faultkit.jsonio import load_image_map
+from faultkit.names import make_folder
 from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, dump_yaml
@@ -115,7 +116,7 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
                         max_load=max_load, max_steal=max_steal, overheads=_overheads(ws),
                         namespace_prefix=prefix if platform_name == "kubernetes" else None,
                         rules=int(rules) if rules else None, stability=_stability(stability))
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder, "--dir")
         plan.write(folder)
     board = Board(plan)
     stop = threading.Event()

@@ -85,3 +85,16 @@ def test_a_fifo_in_the_source_checkout_is_refused_without_blocking(ws, run, tmp_
     os.mkfifo(source / "src" / "cartservice" / "config.yaml")
     proc = run("apps", "import", "--name", "boutique", "--dry-run", "--source", str(source), MANIFEST, timeout=30)
     assert_clean(proc, 1, "src/cartservice/config.yaml", "not a regular file")
+
+
+def test_init_into_a_self_referencing_folder_is_one_line(run, tmp_path):
+    loop = tmp_path / "loop"
+    os.symlink("loop", loop)
+    assert_clean(run("init", str(loop)), 1, str(loop), "symlink loop")
+    assert_clean(run("init", str(loop / "inner")), 1, "loop")
+    assert os.readlink(loop) == "loop"
+
+
+def test_init_below_a_file_is_one_line(run, tmp_path):
+    (tmp_path / "file").write_text("x\n")
+    assert_clean(run("init", str(tmp_path / "file" / "repo")), 1, "file/repo", "is not a folder")
