@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from faultkit.errors import InputError
 from faultkit.names import safe_path
 from faultkit.process import run
+from faultkit.tomlio import load_toml, parse_toml, table
 from faultkit.yamlio import atomic_write, read_text
 
 CONFIG_FILE = "faultkit.toml"
@@ -92,17 +92,7 @@ def generate(path: Path) -> Ed25519PrivateKey:
 
 
 def _toml(root: Path | None) -> dict:
-    path = root / CONFIG_FILE if root else None
-    if path is None or not path.is_file():
-        return {}
-    return _parse(read_text(path, 256 * 1024), str(path))
-
-
-def _parse(text: str, where: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{where}: not valid TOML ({e})") from None
+    return load_toml(root / CONFIG_FILE) if root else {}
 
 
 def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> Ed25519PrivateKey:
@@ -111,7 +101,7 @@ def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> E
     named = environ.get("FAULTKIT_KEY")
     path = Path(named).expanduser() if named else config_dir(environ) / DEFAULT_KEY
     if not named:
-        configured = _toml(root).get("validator", {}).get("key")
+        configured = table(_toml(root), "validator", CONFIG_FILE).get("key")
         if configured is not None and not isinstance(configured, str):
             raise InputError(f"{CONFIG_FILE}: validator.key must be a path")
         if configured:
@@ -127,8 +117,7 @@ def signing_key(root: Path | None, environ: Mapping[str, str] = os.environ) -> E
 
 def _listed(data: dict, where: str, key_file: Callable[[str], Ed25519PublicKey] | None) -> set[str] | None:
     """The fingerprints of a parsed faultkit.toml's `[trust] keys`; None when it has no list."""
-    trust = data.get("trust", {})
-    listed = trust.get("keys") if isinstance(trust, dict) else None
+    listed = table(data, "trust", where).get("keys")
     if listed is None:
         return None
     if not isinstance(listed, list) or not all(isinstance(k, str) for k in listed):
@@ -189,7 +178,7 @@ def trusted_at(root: Path, revision: str, files: Iterable[Path] = ()) -> frozens
         return public_from_text(text, f"{revision}:{item}")
 
     text = _committed(root, revision, CONFIG_FILE)
-    return _with(files, _listed(_parse(text, where), where, key_file) if text is not None else None)
+    return _with(files, _listed(parse_toml(text, where), where, key_file) if text is not None else None)
 
 
 def trusted_file(path: Path, root: Path | None, files: Iterable[Path] = ()) -> frozenset[str]:
@@ -199,7 +188,7 @@ def trusted_file(path: Path, root: Path | None, files: Iterable[Path] = ()) -> f
         raise InputError(f"{path}: the trust anchors are inside the repository, where a pull request can "
                          "change them; keep the file outside it")
     where = str(path)
-    listed = _listed(_parse(read_text(path, 256 * 1024), where), where,
+    listed = _listed(load_toml(path), where,
                      lambda item: load_public(safe_path(path.parent, item, "trust.keys")))
     if listed is None:
         raise InputError(f"{path}: no [trust] keys list; add one (keys = [\"ed25519:...\"])")

@@ -7,6 +7,7 @@ a trailing newline), so no name can hold a separator, a newline, `..` or a leadi
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path, PurePosixPath
 
@@ -31,10 +32,32 @@ def check_option(value: str, option: str) -> str:
         raise UsageError(str(e)) from None
 
 
+def resolve(path: Path, what: str = "path") -> Path:
+    """`path` with its symlinks resolved; a symlink loop (RuntimeError in Python 3.11, OSError
+    later) is an InputError naming the path instead of a crash."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as e:
+        reason = "a symlink loop" if isinstance(e, RuntimeError) or getattr(e, "errno", 0) == errno.ELOOP else str(e)
+        raise InputError(f"{what} {path}: cannot be followed ({reason}); make it a regular file or folder") from None
+
+
+def make_folder(path: Path, what: str = "folder") -> Path:
+    """mkdir -p `path`, or an InputError naming it: a file there, or a symlink that leads to itself
+    (FileExistsError from mkdir), is a refusal, not a crash."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{what} {path}: is not a folder (a file, or a symlink that leads to itself); "
+                         "name a folder") from None
+    except OSError as e:
+        raise InputError(f"{what} {path}: cannot make it ({e.strerror})") from None
+    return path
+
+
 def confine(root: Path, path: Path, what: str = "path") -> Path:
     """`path`, refused unless it stays inside `root` once symlinks are resolved."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root.resolve()):
+    if not resolve(path, what).is_relative_to(root.resolve()):
         raise InputError(f"{what} {path}: leads outside {root}; name a file inside it")
     return path
 
@@ -49,6 +72,6 @@ def safe_path(root: Path, ref: str, what: str = "path") -> Path:
     if ".." in pure.parts:
         raise InputError(f"{what} {ref!r} contains '..'; give a path inside the repository")
     path = root / pure
-    if not path.resolve().is_relative_to(root.resolve()):
+    if not resolve(path, what).is_relative_to(root.resolve()):
         raise InputError(f"{what} {ref!r} leads out of the repository through a symlink")
     return path

@@ -45,3 +45,13 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
     if len(raw) > max_bytes:
         raise InputError(f"{path}: more than {max_bytes} bytes is too large; is this the right file?")
     return raw
+
+
+def read_regular(path: Path, max_bytes: int = 64 * MAX_BYTES) -> bytes | None:
+    """read_bytes for callers that only digest or sniff a file: None when it is absent, not a
+    regular file (a FIFO would block), too large or unreadable; the loader that reads it for real
+    reports why."""
+    try:
+        return read_bytes(path, max_bytes)
+    except InputError:
+        return None

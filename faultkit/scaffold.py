@@ -17,6 +17,7 @@ import yaml
 
 from faultkit import __version__
 from faultkit.errors import InputError
+from faultkit.names import make_folder, resolve
 from faultkit.yamlio import atomic_write
 
 FOLDERS = ("apps", "catalog", "patches", "schedules", "evidence", "dist")
@@ -94,13 +95,13 @@ def files() -> dict[str, str]:
 
 def init(root: Path) -> Created:
     """Lay out a catalog repository at `root` (created if missing); never overwrite a file."""
-    root = root.resolve()
+    root = resolve(root, "folder")  # a symlink loop is a one-line refusal
     if root.exists() and not root.is_dir():
         raise InputError(f"{root}: exists and is not a folder; give a new or an existing folder")
     for marker in ("apps", "faultkit.toml"):
         if (root / marker).exists():
             raise InputError(f"{root}: already a faultkit catalog repository ({marker} exists); nothing to do")
-    root.mkdir(parents=True, exist_ok=True)
+    make_folder(root)
     written: list[str] = []
     kept: list[str] = []
     for folder in FOLDERS:

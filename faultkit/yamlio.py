@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -173,8 +175,20 @@ def load_yaml(path: Path, max_bytes: int = MAX_BYTES) -> Any:
 
 
 def atomic_write(path: Path, text: str | bytes) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write to a temporary file beside `path`, then rename: readers never see half a file.
+
+    An existing `path` must be a regular file: renaming over a device such as /dev/full or a FIFO
+    would replace the node with a file and report success. A failed write (a full disk, a file size
+    limit) is an InputError, and the temporary file is removed.
+    """
+    _writable_target(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{path.parent}: is not a folder (a file or a symlink loop); name a folder to write in"
+                         ) from None
+    except OSError as e:
+        raise InputError(f"{path.parent}: cannot make this folder ({e.strerror})") from None
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -186,9 +200,30 @@ def atomic_write(path: Path, text: str | bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{path}: not written ({e.strerror or e}); nothing was changed") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _writable_target(path: Path) -> None:
+    """Refuse a `path` that exists and is not a regular file (followed through symlinks)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"{path}: is a symlink loop; name a regular file") from None
+        if e.errno == errno.ENOTDIR:
+            raise InputError(f"{path.parent}: is not a folder; name a file in a folder") from None
+        raise InputError(f"{path}: cannot check it ({e.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{path}: is a folder; name a file to write")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: exists and is not a regular file (a device, FIFO or socket); name a regular file")
 
 
 def dump_yaml(data: Any) -> str:

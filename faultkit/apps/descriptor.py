@@ -12,7 +12,7 @@ from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
 from faultkit.workspace import Workspace
-from faultkit.yamlio import Pointer, load_located
+from faultkit.yamlio import Located, Pointer, load_located, load_text
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def app_names(workspace: Workspace) -> list[str]:
 def load_app(workspace: Workspace, name: str) -> AppDescriptor:
     check_name(name, "app")
     path = workspace.apps_dir / name / "app.yaml"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # anything else there (a FIFO, a folder) is refused by name
         raise InputError(
             f"{name!r} is not an application of this catalog{suggest(name, app_names(workspace))}; "
             f"known: {', '.join(app_names(workspace)) or 'none'}"
@@ -169,7 +169,16 @@ def load_descriptor(path: Path) -> AppDescriptor:
 
 def load_descriptor_data(path: Path) -> tuple[AppDescriptor, dict[str, Any]]:
     """The descriptor and the checked data it was made from (lint keeps that data in its cache)."""
-    located = load_located(path)
+    return _checked(load_located(path), path)
+
+
+def check_descriptor_text(text: str, path: Path) -> AppDescriptor:
+    """The descriptor `text` would be at `path`, checked exactly as load_descriptor reads it there:
+    `apps import` refuses to write what `apps show` would refuse to read."""
+    return _checked(load_text(text, path), path)[0]
+
+
+def _checked(located: Located, path: Path) -> tuple[AppDescriptor, dict[str, Any]]:
     problems = check_document(located, "app")
     if problems:
         first = problems[0]

@@ -21,8 +21,10 @@ from typing import Any
 
 from faultkit.apps import addresses, classify
 from faultkit.apps.classify import TELEMETRY
+from faultkit.apps.import_check import service_problem
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
-from faultkit.apps.references import Reference, workload_references
+from faultkit.apps.reach import reach_counts
+from faultkit.apps.references import Reference, configmaps, workload_references
 from faultkit.apps.source_scan import service_folders, source_references
 from faultkit.errors import InputError
 
@@ -43,6 +45,7 @@ class Workload:
     labels: dict[str, str]
     containers: list[dict[str, Any]]
     services: list[Doc] = field(default_factory=list)
+    where: str = ""  # file:line of its manifest, for the reason it is skipped
 
     @property
     def service_name(self) -> str:
@@ -67,6 +70,7 @@ class Imported:
     files: tuple[Path, ...]
     roles: tuple[tuple[str, str], ...] = ()  # (service, role) of every service that is not the app itself
     controls: tuple[tuple[str, str], ...] = ()  # edges to built-in fault controls, left out
+    skipped: tuple[str, ...] = ()  # one line per workload that cannot be a service of a descriptor, and why
 
 
 def load(files: Iterable[Path]) -> list[Doc]:
@@ -88,11 +92,17 @@ def _workloads(docs: list[Doc]) -> list[Workload]:
         if d.kind in WORKLOAD_KINDS:
             meta = d.body.get("spec", {}).get("template", {}).get("metadata", {}) or {}
             out.append(Workload(d.kind, d.name, _ns(d), {str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
-                                list(pod_spec(d.body).get("containers") or [])))
+                                list(pod_spec(d.body).get("containers") or []), where=f"{d.file.name}:{d.line}"))
+    # workloads by each label they carry: a Service is matched against the few that carry its
+    # selector's first label, not against every workload (quadratic at 3,000 services, issue 32)
+    by_label: dict[tuple[str, str], list[Workload]] = {}
+    for w in out:
+        for item in w.labels.items():
+            by_label.setdefault(item, []).append(w)
     for s in (d for d in docs if d.kind == "Service"):
         selector = {str(k): str(v) for k, v in (s.body.get("spec", {}).get("selector") or {}).items()}
-        for w in out:
-            if selector and selector.items() <= w.labels.items() and _ns(s) in ("", w.namespace):
+        for w in by_label.get(next(iter(selector.items())), []) if selector else []:
+            if selector.items() <= w.labels.items() and _ns(s) in ("", w.namespace):
                 w.services.append(s)
     return out
 
@@ -128,11 +138,13 @@ def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[s
 
 def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
     docs = load(files)
-    workloads = _workloads(docs)
+    workloads, skipped = _admitted(_workloads(docs))
     if not workloads:
-        raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found")
+        raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found"
+                         + (f" that can be a service ({'; '.join(skipped[:3])})" if skipped else ""))
+    maps = configmaps(docs)
     refs = [r for body, w in _workload_docs(docs, workloads)
-            for r in workload_references(w.service_name, pod_spec(body), docs)]
+            for r in workload_references(w.service_name, pod_spec(body), maps)]
     services = [_service(w) for w in workloads]
     _image_aliases(services, workloads)
     if source is not None:
@@ -165,7 +177,20 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
             descriptor[key] = [n for n in names if roles[n] == role]
     return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(graph.telemetry + left_out["telemetry"])),
                     tuple(dict.fromkeys(graph.external)), tuple(files),
-                    tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]))
+                    tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]),
+                    tuple(skipped))
+
+
+def _admitted(workloads: list[Workload]) -> tuple[list[Workload], list[str]]:
+    """The workloads that can be services of a descriptor `apps show` accepts, and a line per other one."""
+    kept, skipped = [], []
+    for w in workloads:
+        problem = service_problem(_service(w))
+        if problem is None:
+            kept.append(w)
+        else:
+            skipped.append(f"{w.kind} {w.name[:60]!r} ({w.where}): {problem}; left out")
+    return kept, skipped
 
 
 @dataclass(frozen=True)
@@ -289,29 +314,24 @@ def _entry(workloads: list[Workload], names: list[str], edges: list[tuple[str, s
     """Where users come in: a LoadBalancer/NodePort Service's workload (one that only load generators
     call, where there are several), else what a load generator calls, else a front-looking name,
     else the service that reaches the most others."""
-    callers = {b: [a for a, x in edges if x == b] for b in names}
+    callers: dict[str, list[str]] = {b: [] for b in names}
+    for a, b in edges:
+        if b in callers:
+            callers[b].append(a)
     exposed = [w.service_name for w in workloads if w.service_name in callers and any(
         d.body.get("spec", {}).get("type") in ("LoadBalancer", "NodePort") for d in w.services)]
     front = [n for n in exposed if all(c in load for c in callers[n])]
     if exposed:
         return (front or exposed)[0]
     sources = [n for n in names if n in load or (not callers[n] and TRAFFIC.search(n))]
+    first_called: dict[str, str] = {}
+    for a, b in edges:
+        first_called.setdefault(a, b)
     for source in sources:
-        called = [b for a, b in edges if a == source]
-        if called:
-            return called[0]
+        if source in first_called:
+            return first_called[source]
     fronts = [n for n in names if ENTRY_NAMES.search(n) and n not in sources]
     if fronts:
         return fronts[0]
-    return max(names, key=lambda n: (len(_reach(n, edges)), -names.index(n)))
-
-
-def _reach(start: str, edges: list[tuple[str, str]]) -> set[str]:
-    seen, todo = {start}, [start]
-    while todo:
-        current = todo.pop()
-        for a, b in edges:
-            if a == current and b not in seen:
-                seen.add(b)
-                todo.append(b)
-    return seen
+    reach = reach_counts(names, edges)
+    return max(names, key=lambda n: reach[n])  # the first of the largest: max keeps the earliest on ties

@@ -69,7 +69,8 @@ def text_references(caller: str, text: str, where: str) -> Iterator[Reference]:
             yield Reference(caller, key, kv["value"], f"{where}:{number}", free_text=True)
 
 
-def _configmaps(docs: list[Doc]) -> dict[str, dict[str, str]]:
+def configmaps(docs: list[Doc]) -> dict[str, dict[str, str]]:
+    """Each ConfigMap's data by name: read once per import, not once per workload (issue 32)."""
     out: dict[str, dict[str, str]] = {}
     for d in docs:
         if d.kind == "ConfigMap":
@@ -86,9 +87,8 @@ def _from_configmap(caller: str, cm: str, key: str, value: str, prefix: str = ""
         yield Reference(caller, prefix + key, value, f"ConfigMap/{cm} {key}")
 
 
-def workload_references(caller: str, pod: dict[str, Any], docs: list[Doc]) -> Iterator[Reference]:
-    """Every reference in a pod spec's containers and the ConfigMaps they load."""
-    maps = _configmaps(docs)
+def workload_references(caller: str, pod: dict[str, Any], maps: dict[str, dict[str, str]]) -> Iterator[Reference]:
+    """Every reference in a pod spec's containers and the ConfigMaps (`configmaps(docs)`) they load."""
     volumes = {str(v.get("name")): v["configMap"] for v in pod.get("volumes") or []
                if isinstance(v, dict) and isinstance(v.get("configMap"), dict)}
     for c in pod.get("containers") or []:

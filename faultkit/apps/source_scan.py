@@ -15,6 +15,7 @@ from typing import Any
 
 from faultkit.apps.references import Reference, text_references
 from faultkit.errors import InputError
+from faultkit.safeio import read_bytes
 
 TEXT_SUFFIXES = frozenset({
     ".java", ".kt", ".scala", ".groovy", ".go", ".py", ".js", ".mjs", ".ts", ".cs", ".rb", ".php", ".rs",
@@ -45,8 +46,9 @@ def source_references(root: Path, services: list[dict[str, Any]]) -> list[Refere
         if owner is None:
             continue
         try:
-            text = path.read_text("utf-8")
-        except (UnicodeDecodeError, OSError):
+            # regular files only, stat'ed before opening: a FIFO in the checkout is refused by name, never read
+            text = read_bytes(path, MAX_FILE).decode("utf-8")
+        except UnicodeDecodeError:
             continue
         refs.extend(text_references(owner, text, rel.as_posix()))
     return refs

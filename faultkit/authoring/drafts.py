@@ -17,13 +17,16 @@ import yaml
 
 from faultkit.catalog.lint import Finding, Report, lint
 from faultkit.catalog.placeholders import is_todo
+from faultkit.names import check_name, confine
 from faultkit.workspace import Workspace
 
 DRAFTS = "drafts"
 
 
 def drafts_dir(ws: Workspace, app: str) -> Path:
-    return ws.root / DRAFTS / app
+    """drafts/<app>/, refused when a symlink (drafts/ itself or the app's folder) leads outside the
+    repository: the candidates written there would land wherever it points."""
+    return confine(ws.root, ws.root / DRAFTS / check_name(app, "app"), "drafts folder")
 
 
 def _value(data: object, path: str) -> object:

@@ -56,9 +56,10 @@ def rule(name: str) -> Callable[..., Any]:
 
 
 def rule_sources(names: Iterable[str]) -> list[Path]:
-    """The source file of each named rule's module, found without importing it."""
+    """The source file of each named rule's module, found without importing it, and every other
+    module of rules/ (a rule's helpers, such as wordforms.py for leakage, change its results too)."""
     here = Path(__file__).parent / "rules"
-    return sorted({here / f"{n.split('.')[0]}.py" for n in names})
+    return sorted({*(here / f"{n.split('.')[0]}.py" for n in names), *here.glob("*.py")})
 
 
 def _named(name: str) -> Callable[..., Any]:
@@ -260,7 +261,7 @@ def _dep_digest(root: Path, rel: str) -> str:
         return "-"
     try:
         real = (root / pure).resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11); the patch rule reports it
         return "-"
     return file_digest(real) if real.is_relative_to(root) and real.is_file() else "-"
 

@@ -37,6 +37,7 @@ from typing import Any
 import faultkit
 from faultkit.catalog.rules.records import Facts, Finding
 from faultkit.errors import InputError
+from faultkit.safeio import read_regular
 from faultkit.workspace import Workspace
 
 CACHE_DIR = ".faultkit_cache"
@@ -77,10 +78,8 @@ def digest(data: bytes) -> str:
 
 def file_digest(path: Path) -> str:
     """The digest of a file's bytes, or "-" when it cannot be read (the result says why)."""
-    try:
-        return digest(path.read_bytes())
-    except OSError:
-        return "-"
+    data = read_regular(path)  # never opens a FIFO or a device (issue 32)
+    return "-" if data is None else digest(data)
 
 
 def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Path]) -> str:
@@ -125,8 +124,8 @@ def _manifests_key(app: Path) -> str:
     """The descriptor's `manifests:` value. A block-style top-level key is read with a regular
     expression, so a warm run need not import YAML; any other form is left to the YAML parser."""
     try:
-        text = app.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = (read_regular(app) or b"").decode("utf-8")
+    except UnicodeDecodeError:
         return "manifests"  # the descriptor's own bytes are in the key; lint reports what is wrong
     found = _TOP_KEY.search(text)
     if found and any(g for g in found.groups()):
@@ -144,10 +143,8 @@ def _manifests_key(app: Path) -> str:
 
 
 def _bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b"\0absent"
+    data = read_regular(path)  # never opens a FIFO or a device (issue 32)
+    return b"\0absent" if data is None else data
 
 
 def file_key(env: str, name: str, content: bytes) -> str:

@@ -45,6 +45,7 @@ _HEADER = re.compile(r"(old mode|new mode|deleted file mode|new file mode|rename
 _GIT_DIFF = re.compile(r"diff --git (\S+) (\S+)")
 _EXECUTABLE = re.compile(r"1007[0-7][0-7]")
 _SYMLINK = "120000"
+_SUBMODULE = "160000"
 
 
 def patch_problems(text: str, source: str) -> list[str]:
@@ -76,13 +77,34 @@ def patch_problems(text: str, source: str) -> list[str]:
             found.append("holds a binary change; a patch may only change text files")
         elif key in ("new mode", "new file mode", "old mode", "deleted file mode", "index"):
             mode = value.split()[-1] if value else ""
-            if mode == _SYMLINK:
+            if mode == _SUBMODULE:
+                found.append(f"adds or changes a submodule ({key} {mode}); a patch may only change regular files")
+            elif mode == _SYMLINK:
                 found.append(f"makes or changes a symlink ({key} {mode}); a patch may only change regular files")
             elif key in ("new mode", "new file mode") and _EXECUTABLE.fullmatch(mode):
                 found.append(f"makes a file executable ({key} {mode}); a patch may not change file modes")
             elif key == "new mode":
                 found.append(f"changes a file mode ({key} {mode}); a patch may not change file modes")
+    found += _file_problems(text)
     return list(dict.fromkeys(found))
+
+
+def _file_problems(text: str) -> list[str]:
+    """What the files of a parsed patch do that no patch may: delete a file (a test, say, so the
+    service's checks stop catching the fault) or write into git's own folder (hooks run on the
+    validator's machine)."""
+    try:
+        patch = PatchSet(text)
+    except UnidiffParseError:
+        return []  # read_patch reports the parse error
+    found = []
+    for f in patch:
+        if f.is_removed_file or f.target_file == "/dev/null":
+            found.append(f"deletes {_strip(f.source_file)}; a patch may only modify or add files")
+        for name in {_strip(f.source_file), _strip(f.target_file)} - {"/dev/null"}:
+            if any(part.lower() == ".git" for part in PurePosixPath(name).parts):
+                found.append(f"writes under .git ({name}); a patch may only change the service's source files")
+    return found
 
 
 def _inside(path: str, source: str) -> bool:

@@ -29,6 +29,7 @@ from faultkit.commands.validate_cmds import seconds
 from faultkit.errors import UsageError
 from faultkit.extras import require
 from faultkit.jsonio import load_image_map
+from faultkit.names import make_folder
 from faultkit.platforms import DEFAULT, KubernetesOptions, options_class
 from faultkit.validators.screening import SUPPORTED_VERSIONS
 from faultkit.workspace import Workspace
@@ -119,7 +120,7 @@ def run_cmd(app: str | None, faults: tuple[str, ...], all_faults: bool, since: s
                         max_load=max_load, max_steal=max_steal, overheads=_overheads(ws),
                         namespace_prefix=prefix if namespaced else None,
                         rules=int(rules) if rules else None, stability=_stability(stability))
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder, "--dir")
         plan.write(folder)
     board = Board(plan)
     stop = threading.Event()

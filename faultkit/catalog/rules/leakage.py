@@ -18,19 +18,22 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import Any
 
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.placeholders import TODO, is_todo, todo_paths
+from faultkit.catalog.rules import wordforms
 from faultkit.catalog.rules.context import Context
 from faultkit.catalog.rules.records import Loaded
 from faultkit.errors import FaultkitError, InputError
+from faultkit.tomlio import load_toml
+from faultkit.tomlio import table as toml_table
 
 CONFIG_FILE = "faultkit.toml"
 
@@ -45,7 +48,9 @@ DEFAULT_WORDS: tuple[str, ...] = (
 # Keywords of common service languages that are also giveaway words; in code they are syntax.
 KEYWORDS = frozenset({"break"})
 
-_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# identifiers outside strings and comments, with the characters a normal form drops kept inside them
+_IDENTIFIER = re.compile(r"[^\W\d][\w\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufeff\u0300-\u036f]*")
+_GLUE = re.compile(r"\s*\+?\s*")  # what may stand between two literals that make one string
 _LEXEME = re.compile(r'"(?:\\.|[^"\\])*"?|\'(?:\\.|[^\'\\])*\'?|`[^`]*`?|#.*$|//.*$|/\*.*?(?:\*/|$)')
 
 
@@ -54,20 +59,41 @@ class Leak:
     where: str  # "code.patch", "config.new", "log.message", "title"
     word: str
     text: str  # the offending line or value, shortened
+    detail: str = ""  # which written form matched the word, when it is not the word itself
+    what: str = ""  # what of `where` holds it, when not the default (a file name of the patch)
 
     def message(self) -> str:
-        what = {
+        what = self.what or {
             "code.patch": "a line the patch adds",
             "config.new": "the new value",
             "log.message": "the log message the fault produces",
             "title": "the title (not shown to agents, but keep it neutral)",
         }.get(self.where, self.where)
-        return f"{self.word!r} in {what} gives the fault away: {self.text!r}; an agent can read it"
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.word!r} in {what} gives the fault away{detail}: {self.text!r}; an agent can read it"
+
+
+@dataclass(frozen=True)
+class Match:
+    word: str  # the listed word
+    how: str  # "word", "normalised", "form", "compound", "joined"
+    found: str  # what was written: the token, or the joined string literals
+
+    def detail(self) -> str:
+        # a look-alike letter reads as the Latin one: its code point is shown beside it
+        found = repr(self.found) + ("" if self.found.isascii() else f" ({ascii(self.found)})")
+        return {
+            "word": "",
+            "normalised": f"{found} matches {self.word!r} after normalisation",
+            "form": f"{found} is a form of {self.word!r}",
+            "compound": f"{found} begins with {self.word!r}",
+            "joined": f"adjacent string literals join into {found}",
+        }[self.how]
 
 
 def parts(text: str) -> list[str]:
-    """Lowercase word parts: `injectFault_rate` -> inject, fault, rate."""
-    return [p.lower() for token in re.findall(r"[A-Za-z0-9]+", text) for p in _PARTS.findall(token)]
+    """Lowercase word parts of the normal form: `injectFault_rate` -> inject, fault, rate."""
+    return [p for token in wordforms.tokens(text) for p in wordforms.parts(token.text)]
 
 
 @lru_cache(maxsize=8)
@@ -76,10 +102,7 @@ def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
     words = list(DEFAULT_WORDS)
     if stamp[0] < 0:
         return tuple(words)
-    try:
-        table = tomllib.loads(path.read_text("utf-8")).get("leakage", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: not valid TOML ({e}); fix the [leakage] table") from None
+    table = toml_table(load_toml(path), "leakage", path)
     for key in ("words", "extra", "allow"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
@@ -94,28 +117,77 @@ def _words_cached(root: str, stamp: tuple[int, int]) -> tuple[str, ...]:
 def giveaway_words(root: Path) -> tuple[str, ...]:
     """The default list, extended or overridden by the repository's faultkit.toml."""
     path = root / CONFIG_FILE
-    stat = path.stat() if path.is_file() else None
-    return _words_cached(str(root), (stat.st_mtime_ns, stat.st_size) if stat else (-1, -1))
+    if not path.exists() and not path.is_symlink():
+        return _words_cached(str(root), (-1, -1))
+    try:
+        info = path.stat()
+    except OSError:
+        info = None
+    if info is None or not S_ISREG(info.st_mode):
+        load_toml(path)  # refuses a FIFO, device or symlink loop with the file named, before any open
+        raise InputError(f"{path}: not a regular file")  # not reached: load_toml refused it
+    return _words_cached(str(root), (info.st_mtime_ns, info.st_size))
 
 
 def find_words(text: str, words: Iterable[str], code: bool = False) -> list[str]:
     """The giveaway words in `text`; with code=True, bare language keywords outside strings and
     comments are syntax and do not count."""
+    return [m.word for m in find_matches(text, words, code)]
+
+
+def find_matches(text: str, words: Iterable[str], code: bool = False) -> list[Match]:
+    """Each giveaway word in `text` once, in the list's order, with the form that matched it."""
+    words = tuple(words)
     if not code:
-        return _match(parts(text), words)
-    found: list[str] = []
+        return _ordered(_match_tokens(wordforms.tokens(text), words), words)
+    found: list[Match] = []
     rest = text
     for lexeme in _LEXEME.finditer(text):
-        found += _match(parts(lexeme.group(0)), words)
+        found += _match_tokens(wordforms.tokens(lexeme.group(0)), words)
         rest = rest.replace(lexeme.group(0), " ", 1)
-    tokens = [t for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rest) if t not in KEYWORDS]
-    found += _match([p for t in tokens for p in parts(t)], words)
-    return list(dict.fromkeys(found))
+    names = [t for t in _IDENTIFIER.findall(rest) if t not in KEYWORDS]
+    found += _match_tokens([tok for name in names for tok in wordforms.tokens(name)], words)
+    return _ordered(found, words)
+
+
+def _ordered(found: list[Match], words: tuple[str, ...]) -> list[Match]:
+    first: dict[str, Match] = {}
+    for m in found:
+        first.setdefault(m.word, m)
+    return [first[w] for w in words if w in first]
 
 
 @lru_cache(maxsize=1024)
 def _word_parts(word: str) -> tuple[str, ...]:
     return tuple(parts(word))
+
+
+def _match_tokens(toks: list[wordforms.Token], words: tuple[str, ...]) -> list[Match]:
+    """Listed words as written (whole words or parts of identifiers, also spanning several), then
+    the tokens none matched, on their normal form: mixed case, other forms of a word, compounds."""
+    split = [(tok, wordforms.parts(tok.text)) for tok in toks]
+    seq = [p for _, ps in split for p in ps]
+    out: list[Match] = []
+    for word in _match(seq, words):
+        first = _word_parts(word)[0]
+        tok = next((t for t, ps in split if first in ps), None)
+        plain = tok is None or tok.raw == tok.text
+        out.append(Match(word, "word" if plain else "normalised", tok.raw if tok else word))
+    matched = {p for m in out for p in _word_parts(m.word)}
+    single = tuple(w for w in words if len(_word_parts(w)) == 1)
+    for tok, ps in split:
+        if matched.intersection(ps):
+            continue
+        whole = tok.text.lower()
+        if whole in single:
+            out.append(Match(whole, "normalised", tok.raw))
+            continue
+        for candidate in dict.fromkeys([whole, *ps]):
+            form = wordforms.form_of(candidate, single)
+            if form:
+                out.append(Match(form[0], form[1], tok.raw))
+                break
+    return out
 
 
 def _match(seq: list[str], words: Iterable[str]) -> list[str]:
@@ -131,10 +203,45 @@ def _match(seq: list[str], words: Iterable[str]) -> list[str]:
     return out
 
 
+def joined_literals(text: str) -> list[str]:
+    """Each string that adjacent literals make (`"fa" "ult"`, `"fa" + "ult"`, across lines too)."""
+    out: list[str] = []
+    pieces: list[str] = []
+    end = -1
+    for lexeme in _LEXEME.finditer(text):
+        value = lexeme.group(0)
+        if value[0] not in "\"'`" or len(value) < 2 or value[-1] != value[0]:
+            pieces, end = [], -1
+            continue
+        if pieces and _GLUE.fullmatch(text[end:lexeme.start()]):
+            pieces.append(value[1:-1])
+        else:
+            if len(pieces) > 1:
+                out.append("".join(pieces))
+            pieces = [value[1:-1]]
+        end = lexeme.end()
+    if len(pieces) > 1:
+        out.append("".join(pieces))
+    return out
+
+
 def patch_leaks(files: Iterable[str], added: Iterable[str], words: tuple[str, ...]) -> list[Leak]:
-    leaks = [Leak("code.patch", w, f) for f in files for w in find_words(Path(f).name, words)]
+    """Leaks in the names of the files a patch touches (every folder of the path, not only the last
+    name: `src/cart/chaos/x.py`) and in the lines it adds, adjacent string literals joined."""
+    leaks = []
+    for f in files:
+        for part in PurePosixPath(f).parts:
+            leaks += [Leak("code.patch", m.word, f, m.detail() or f"the name {part!r}", "a file name of the patch")
+                      for m in find_matches(part, words)]
+    added = list(added)
+    seen: set[str] = set()
     for line in added:
-        leaks += [Leak("code.patch", w, _short(line)) for w in find_words(line, words, code=True)]
+        for m in find_matches(line, words, code=True):
+            leaks.append(Leak("code.patch", m.word, _short(line), m.detail()))
+            seen.add(m.word)
+    for joined in joined_literals("\n".join(added)):
+        leaks += [Leak("code.patch", m.word, _short(joined), Match(m.word, "joined", joined).detail())
+                  for m in find_matches(joined, words) if m.word not in seen]
     return leaks
 
 
@@ -154,14 +261,15 @@ def entry_leaks(root: Path, data: Mapping[str, Any] | Entry, words: tuple[str, .
         if info:
             leaks += patch_leaks(info.files, info.added, words)
     if isinstance(new, str):
-        leaks += [Leak("config.new", w, new) for w in find_words(new, words)]
+        leaks += [Leak("config.new", m.word, new, m.detail()) for m in find_matches(new, words)]
     if isinstance(log, str) and not is_todo(log):
-        leaks += [Leak("log.message", w, log) for w in find_words(log, words)]
+        leaks += [Leak("log.message", m.word, log, m.detail()) for m in find_matches(log, words)]
     return leaks
 
 
 def title_leaks(root: Path, title: str, words: tuple[str, ...] | None = None) -> list[Leak]:
-    return [Leak("title", w, title) for w in find_words(title, giveaway_words(root) if words is None else words)]
+    words = giveaway_words(root) if words is None else words
+    return [Leak("title", m.word, title, m.detail()) for m in find_matches(title, words)]
 
 
 def _short(line: str, limit: int = 90) -> str:
