@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,8 @@ MAX_NODES = 200_000
 # plain scalars YAML 1.1 would read as integers too long for 64 bits (Python refuses beyond 4,300 digits)
 _LONG_INT = re.compile(r"[-+]?(?:[0-9_]{21,}|0[xX][0-9a-fA-F_]{17,}|0[bB][01_]{65,}|0[oO]?[0-7_]{23,})")
 _LONG_MIN = 19  # the shortest text _LONG_INT matches ("0x" and 17 digits): shorter ones skip the regex
-_MAX_INT = 2**63 - 1
+MAX_INT = 2**63 - 1
+Pointer = tuple[str | int, ...]
 
 # libyaml's parser where it is installed. The type checker sees SafeLoader, whose interface the C loader has.
 if TYPE_CHECKING:
@@ -195,6 +197,9 @@ class _Walk:
                 nodes, sizes = 0, {}
                 self.values, self.root, self.line, self.duplicates, self.plain = {}, None, 1, False, True
             elif cls is yaml.DocumentEndEvent:
+                if self.duplicates and not self.plain and self.build:
+                    # a repeated key's later value replaced the one that was not plain: ask the data built
+                    self.plain = _is_plain(self.root)
                 self.docs.append(Document(self.root, self.line, self.duplicates, self.plain))
             elif cls is yaml.StreamEndEvent or ev is None:
                 return self.docs if self.build else None
@@ -214,7 +219,7 @@ class _Walk:
         except (ValueError, OverflowError, KeyError, yaml.YAMLError):
             self._giveup()
             return None
-        if (value.__class__ is int and not -_MAX_INT <= value <= _MAX_INT) or (
+        if (value.__class__ is int and not -MAX_INT <= value <= MAX_INT) or (
                 value.__class__ is float and not math.isfinite(value)):
             self.plain = False  # check_plain refuses it, naming the line
         return value
@@ -266,3 +271,41 @@ class _Walk:
     def _giveup(self) -> None:
         """Stop building, keep checking: the caller loads the text with PyYAML once the limits pass."""
         self.build = False
+
+
+def check_plain(data: Any, where: str, line: Callable[[Pointer], int] = lambda _: 1) -> None:
+    """Refuse values JSON cannot carry faithfully: non-string keys, non-finite or huge numbers,
+    and YAML's extra types (dates, binary, sets). The walk is iterative: depth is bounded already."""
+    todo: list[tuple[Pointer, Any]] = [((), data)]
+    while todo:
+        path, value = todo.pop()
+        problem = _plain_problem(value)
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    problem = f"key {k!r} is a {type(k).__name__}; keys must be strings (quote it)"
+                    break
+                todo.append(((*path, k), v))
+        elif isinstance(value, list):
+            todo.extend(((*path, i), v) for i, v in enumerate(value))
+        if problem:
+            shown = ".".join(map(str, path)) or "(document)"
+            raise InputError(f"{where}:{line(path)}: {shown}: {problem}")
+
+
+def _plain_problem(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None or isinstance(value, str | dict | list):
+        return None
+    if isinstance(value, int):
+        return None if -MAX_INT <= value <= MAX_INT else "an integer beyond 64 bits; write a smaller number"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a finite number; write a number"
+    return f"a {type(value).__name__} value; quote it to make it a string"
+
+
+def _is_plain(data: Any) -> bool:
+    try:
+        check_plain(data, "")
+    except InputError:
+        return False
+    return True

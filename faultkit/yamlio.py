@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +14,21 @@ import yaml
 
 from faultkit.errors import InputError
 from faultkit.safeio import read_bytes
-from faultkit.yamlevents import FAST_LOADER, MAX_DEPTH, MAX_NODES, check_events, walk, yaml_error
+from faultkit.yamlevents import (
+    FAST_LOADER,
+    MAX_DEPTH,
+    MAX_INT,
+    MAX_NODES,
+    Pointer,
+    check_events,
+    check_plain,
+    walk,
+    yaml_error,
+)
 
 # A catalog entry is a few kilobytes; anything this large is a mistake, not an entry.
 MAX_BYTES = 1024 * 1024
-MAX_INT = 2**63 - 1
 
-Pointer = tuple[str | int, ...]
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_INT", "MAX_NODES", "Located", "Pointer", "atomic_write", "canonical_json",
            "check_events", "check_plain", "decode", "dump_yaml", "load_located", "load_text", "load_yaml", "read_text"]
@@ -95,36 +101,6 @@ def decode(raw: bytes, path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: byte {e.start} is not UTF-8; save the file as UTF-8") from None
-
-
-def check_plain(data: Any, where: str, line: Callable[[Pointer], int] = lambda _: 1) -> None:
-    """Refuse values JSON cannot carry faithfully: non-string keys, non-finite or huge numbers,
-    and YAML's extra types (dates, binary, sets). The walk is iterative: depth is bounded already."""
-    todo: list[tuple[Pointer, Any]] = [((), data)]
-    while todo:
-        path, value = todo.pop()
-        problem = _plain_problem(value)
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if not isinstance(k, str):
-                    problem = f"key {k!r} is a {type(k).__name__}; keys must be strings (quote it)"
-                    break
-                todo.append(((*path, k), v))
-        elif isinstance(value, list):
-            todo.extend(((*path, i), v) for i, v in enumerate(value))
-        if problem:
-            shown = ".".join(map(str, path)) or "(document)"
-            raise InputError(f"{where}:{line(path)}: {shown}: {problem}")
-
-
-def _plain_problem(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None or isinstance(value, str | dict | list):
-        return None
-    if isinstance(value, int):
-        return None if -MAX_INT <= value <= MAX_INT else "an integer beyond 64 bits; write a smaller number"
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{value} is not a finite number; write a number"
-    return f"a {type(value).__name__} value; quote it to make it a string"
 
 
 def load_located(path: Path, max_bytes: int = MAX_BYTES) -> Located:
