@@ -147,8 +147,11 @@ class FakePlatform:
         return Build(build_id, service, str(folder))
 
     def build_contains(self, build_id: str, text: str) -> bool:
+        return self._has_text(self.store.read()["build_dirs"], build_id, text)
+
+    def _has_text(self, build_dirs: dict[str, str], build_id: str, text: str) -> bool:
         if (build_id, text) not in self._contains:
-            folder = self.store.read()["build_dirs"].get(build_id)
+            folder = build_dirs.get(build_id)
             if folder is None:
                 raise PlatformError(f"no build {short_id(build_id)} on the fake platform")
             self._contains[(build_id, text)] = any(
@@ -302,7 +305,7 @@ class FakePlatform:
             return bool(manifests.get_field(manifests.find_container(docs, w.workload, w.container), w.path)
                         != manifests.get_field(manifests.find_container(manifest, w.workload, w.container), w.path))
         if isinstance(w, BuildHas):
-            return any(self.build_contains(i["build"], w.text) for i in s["instances"]
+            return any(self._has_text(s["build_dirs"], i["build"], w.text) for i in s["instances"]
                        if i["service"] == w.service and i["build"] in s["build_dirs"])
         assert isinstance(w, ActionOn)
         return any(a["action"] == w.action and a["service"] == w.service for a in s["actions"].values())

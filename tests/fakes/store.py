@@ -33,6 +33,7 @@ class Store:
         self.path = path
         self._memory: State = empty()
         self._lock = threading.RLock()
+        self._depth = 0
 
     @contextmanager
     def change(self) -> Iterator[State]:
@@ -48,15 +49,23 @@ class Store:
 
     @contextmanager
     def _file_lock(self) -> Iterator[None]:
-        if self.path is None:
-            yield
+        # reentrant, like the thread lock it sits under: a second flock of the file from this process
+        # would wait for the first forever
+        if self.path is None or self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_name(self.path.name + ".lock"), "a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
+            self._depth = 1
             try:
                 yield
             finally:
+                self._depth = 0
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _load(self) -> State:
