@@ -6,10 +6,12 @@ test lists the effects it needs, each as a trigger and what the service then doe
     Behaviour(Setting("cart", "cart", "env.CARTSTORE_ADDR"), "cart", errors=1.0, log="cart store request failed")
     Behaviour(BuildHas("checkout", '["options"]'), "checkout", errors=0.5, log="KeyError")
     Behaviour(ActionOn("instance-failure", "cartstore"), "cartstore", unready=True)
+    Behaviour(Setting("cart", "cart", "env.CARTSTORE_ADDR"), "frontend", errors=1.0, path="/cart")
 
 A Setting triggers while the deployed value differs from the app's manifest; BuildHas while an
 instance of the service runs a build whose files contain the text; ActionOn while such an action
-is in force. Nothing else has an effect: no hidden magic.
+is in force. With `path`, the share of errors is of real requests to that path only (the
+load generator's simulated traffic is not on a path). Nothing else has an effect: no hidden magic.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Behaviour:
     log: str | None = None  # an ERROR line its instances log while the effect lasts
     restarts: bool = False  # its instances restart once as the effect begins
     unready: bool = False  # its instances fail readiness while the effect lasts
+    path: str | None = None  # `errors` only for real requests to paths under this one (a probe's page)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.errors <= 1.0:
@@ -67,4 +70,4 @@ class Behaviour:
         when = dict(data["when"])
         trigger = TRIGGERS[when.pop("kind")](**when)
         return cls(trigger, data["service"], float(data["errors"]), data.get("log"), bool(data["restarts"]),
-                   bool(data["unready"]))
+                   bool(data["unready"]), data.get("path"))

@@ -16,6 +16,7 @@ land in the middle of one.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import shutil
@@ -67,8 +68,9 @@ class FakePlatform:
         with self.store.change() as s:
             kept = {k: s[k] for k in ("behaviours", "rollout_s")}
             s.clear()
-            s.update({**empty(), **kept, "app": app, "docs": docs, "manifest": docs, "tick": self.clock(),
-                      "load": list(desc.load)})
+            # the manifest as shipped, apart from the deployed copy patches change: what a Setting compares with
+            s.update({**empty(), **kept, "app": app, "docs": docs, "manifest": copy.deepcopy(docs),
+                      "tick": self.clock(), "load": list(desc.load)})
             s["services"] = {sp.name: {"workload": sp.workload, "containers": list(sp.containers)}
                              for sp in desc.services}
         for spec in desc.services:
@@ -346,7 +348,7 @@ class FakePlatform:
                     if i["service"] == b.service:
                         self._log(s, b.service, i["id"], "ERROR", b.log)
 
-    def _answer(self, service: str) -> int:
+    def _answer(self, service: str, path: str) -> int:
         """A real request's status (the HTTP listener's), counted on the instance that served it."""
         with self.store.change() as s:
             if service not in s.get("services", {}):
@@ -360,17 +362,19 @@ class FakePlatform:
                 return 503
             n = s["served"].get(service, 0)
             s["served"][service] = n + 1
-            p = _shares(active).get(service, 0.0)
+            p = _shares(active, path).get(service, 0.0)
             status = "500" if math.floor((n + 1) * p) > math.floor(n * p) else "200"
             counts = s["counts"].setdefault(ready[n % len(ready)]["id"], {})
             counts[status] = counts.get(status, 0.0) + 1
             return int(status)
 
 
-def _shares(active: list[Behaviour]) -> dict[str, float]:
+def _shares(active: list[Behaviour], path: str | None = None) -> dict[str, float]:
+    """The share of 500s each service answers: on `path` (a real request), or on no path (the load)."""
     out: dict[str, float] = {}
     for b in active:
-        out[b.service] = max(out.get(b.service, 0.0), b.errors)
+        if b.path is None or (path is not None and path.startswith(b.path)):
+            out[b.service] = max(out.get(b.service, 0.0), b.errors)
     return out
 
 

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-Answer = Callable[[str], int]  # service -> the status it answers with (and counts)
+Answer = Callable[[str, str], int]  # (service, path) -> the status it answers with (and counts)
 
 
 class Listener:
@@ -20,8 +20,8 @@ class Listener:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(length)
-                service = self.path.lstrip("/").split("/", 1)[0]
-                status = listener.answer(service)
+                service, _, rest = self.path.lstrip("/").partition("/")
+                status = listener.answer(service, "/" + rest)
                 body = b"{}"
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
