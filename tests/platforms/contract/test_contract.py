@@ -12,8 +12,6 @@ import requests
 from faultkit.errors import Unsupported
 from faultkit.platforms.base import Platform
 
-pytestmark = pytest.mark.live
-
 
 def _wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
