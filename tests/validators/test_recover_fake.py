@@ -31,7 +31,9 @@ from tests.validators import shop
 from tests.validators.test_recover import CODE_STAGES, CONFIG_STAGES, DIRECT_STAGES
 
 REPO = Path(__file__).resolve().parents[2]
-HOLD = REPO / "tests" / "fakes" / "hold.py"
+# run as a module from the checkout: as a script, its folder would put tests/fakes/platform.py
+# before the standard library's `platform` on the child's path
+HOLD = "tests.fakes.hold"
 MARKER = '["options"][0]["price"]'
 # what the three faults do on the fake: said here, nowhere else
 BEHAVIOURS = [
@@ -89,7 +91,7 @@ def kill_during(ws: Workspace, state: Path, fault: str, stage: str, evidence: Pa
     `:applying` stages of a rollout or setting, killed while the fake has old and new instances."""
     mid_change = stage.endswith(":applying") and fault != "t-cartstore-frozen"
     proc = subprocess.Popen(
-        [sys.executable, str(HOLD), str(state), fault, str(evidence), *([] if mid_change else [stage])],
+        [sys.executable, "-m", HOLD, str(state), fault, str(evidence), *([] if mid_change else [stage])],
         env={**shop.env_for(ws), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.getenv("PYTHONPATH")]))},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
