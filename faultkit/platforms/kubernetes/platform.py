@@ -15,12 +15,11 @@ Kubernetes specifics of the protocol:
 * `patch_field` raises errors.NotReady when the new pods never become ready; the change stays
   applied and the old replicas are stopped (no old replica keeps serving), as locally.
   `rollout` to a build that never gets ready is undone and raises NotReady.
-* Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
-  port-forward to the Service's ready pods (forward.py); request counts come from each pod's
-  /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
-* `instance_endpoints` is a loopback port-forward to each instance's own pod (forward.py).
-* Direct actions are carried out in the target pods by a node agent DaemonSet in a namespace of
-  its own (actions.py, agent/), which `prepare()` starts; `down` stops them and deletes that namespace too.
+* Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` (the Service's ready pods) and
+  `instance_endpoints` (each pod) are loopback port-forwards (forward.py); request counts come from each
+  pod's /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
+* Direct actions: a node agent DaemonSet in a namespace of its own (actions.py, agent/), started by
+  `prepare()`, stopped with that namespace by `down`; a stop reads back that nothing of the action remains.
 """
 
 from __future__ import annotations
@@ -169,8 +168,7 @@ class KubernetesPlatform:
             f"; the other sites' namespaces {', '.join(others)} are deleted and gone" if others else "")
 
     def prepare(self) -> None:
-        """Start the node agent, so the first action does not wait for it inside its window (an agent
-        that cannot run on this cluster is an error saying why)."""
+        """Start the node agent, so the first action does not wait for it inside its window (or say why it cannot)."""
         self._pod_actions().agent.ensure()
 
     def is_up(self) -> bool:
@@ -368,6 +366,9 @@ class KubernetesPlatform:
     def stop_action(self, handle: str) -> None:
         self._pod_actions().stop(handle)
 
+    def action_leftovers(self, handle: str) -> list[str]:
+        return self._pod_actions().leftovers(handle) if self.is_up() else []
+
     def active_actions(self) -> list[str]:
         return self._pod_actions().handles() if self.is_up() else []
 
@@ -385,8 +386,7 @@ class KubernetesPlatform:
         acts.path.unlink(missing_ok=True)
 
     def kill(self, service: str, instance: str | None = None) -> str:
-        """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart.
-        Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
+        """Delete the instance's pod at once (grace 0; a restart). Not in the protocol: the contract test calls it."""
         ns = self.record().namespace
         slots = self._slot_pods(service)
         if not slots:
