@@ -38,7 +38,7 @@ from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
-from faultkit.platforms.kubernetes import apply, objects, settings, sites
+from faultkit.platforms.kubernetes import apply, objects, preconditions, settings, sites
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
@@ -91,9 +91,9 @@ class KubernetesPlatform:
             PromQL(self.prometheus_url).check()
         ns = Namespaces(self.conn)
         if self.adopt_arg:
-            uid = ns.uid(self.adopt_arg)
-            if uid is None:
+            if (uid := ns.uid(self.adopt_arg)) is None:
                 raise PlatformError(f"--adopt {self.adopt_arg}: no such namespace on {self.conn.server}")
+            preconditions.check_adopted(self.conn, self.adopt_arg, desc)
             self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text,
                              self.prometheus_url)
             return
@@ -101,15 +101,11 @@ class KubernetesPlatform:
         site_plan = sites.plan(desc, name)  # two sites: a namespace each; faults go to the active one
         if site_plan:
             name = site_plan.namespaces[site_plan.active]
+        # before any build: a namespace that exists (or, with --existing, does not) is refused in a second, not 83 s
+        given = preconditions.check_given(ns, name) if self.existing else None
+        preconditions.check_new(ns, [] if given else list(site_plan.namespaces.values()) if site_plan else [name])
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
-        if self.existing:
-            given = ns.uid(name)
-            if given is None:
-                raise PlatformError(f"namespace {name!r} does not exist on {self.conn.server}; create it first, or "
-                                    "drop --existing and faultkit creates it")
-            uid, mode = given, GIVEN
-        else:
-            uid, mode = ns.create(name), CREATED
+        uid, mode = (given, GIVEN) if given else (ns.create(name), CREATED)
         self.owner.write(self.conn.target(name), app, mode, uid, images, self.loader_text, self.prometheus_url)
         try:
             if site_plan:
