@@ -206,6 +206,15 @@ class ActionChange:
             platform.stop_action(handle)
 
     def undone(self, platform: Platform) -> Check:
+        # read back, never assumed: chaos tools' users find rules and stress processes left behind
+        # after a "successful" stop (issue 29)
+        handles = [self.handle] if self.handle else platform.active_actions()
+        remains = [line for h in handles for line in platform.action_leftovers(h)]
+        if self.handle is None:
+            remains += [f"{h} still in force" for h in platform.active_actions()]
+        if remains:
+            detail = f"{self.action} on {self.service} left behind: {'; '.join(remains)}"
+            return Check(False, remains, "nothing left", detail)
         return Check(True, "stopped", "stopped", self.describe())
 
     def describe(self) -> str:

@@ -112,6 +112,9 @@ def recover(platform: Platform, journal: Journal) -> list[str]:
     done = []
     for item in reversed(journal.open_changes()):
         item.change.undo(platform)
+        check = item.change.undone(platform)  # read back: an undo that left something is no recovery
+        if not check.ok:
+            raise PlatformError(f"recovery failed: {check.detail}; the change stays open in {journal.path}")
         journal.mark(item.index, "undone")
         done.append(item.change.describe())
     journal.finish()

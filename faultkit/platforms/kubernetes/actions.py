@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import InputError, PlatformError, Unsupported
-from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
+from faultkit.platforms.kubernetes.agent.daemon import READBACK, NodeAgent
 from faultkit.platforms.params import int_param
 from faultkit.yamlio import atomic_write
 
@@ -159,8 +159,28 @@ class PodActions:
                 if answer.get("running"):
                     raise PlatformError(f"{handle}: processes {answer['running']} still run on {t['node']} after "
                                         "stopping; run the stop again")
+        remains = self._read_back(record)  # the record goes only once nothing of the action remains
+        if remains:
+            raise PlatformError(f"{handle} stopped, but left behind: {'; '.join(remains)}")
         data.pop(handle, None)
         self._save(data)
+
+    def _read_back(self, record: dict[str, Any]) -> list[str]:
+        out: list[str] = []
+        if record["action"] == "instance-kill":
+            return out
+        for t in record["targets"]:
+            args = [record["tag"], record["action"], t["container"], t["uid"]]
+            out += [f"{t['node']}: {line}" for line in self.agent.run(t["node"], args, script=READBACK)["leftovers"]]
+        return out
+
+    def leftovers(self, handle: str) -> list[str]:
+        """What of the action the nodes still show, read back by the agent; [] for a handle whose
+        record went (it went only once every trace had gone) or for a kill (over once sent)."""
+        record = self._load().get(handle) if HANDLE.match(handle) else None
+        if record is None or record["action"] == "instance-kill":
+            return []
+        return self._read_back(record) or [f"{handle} is still recorded as in force"]
 
     def handles(self) -> list[str]:
         return sorted(self._load())

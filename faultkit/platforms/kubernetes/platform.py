@@ -15,12 +15,11 @@ Kubernetes specifics of the protocol:
 * `patch_field` raises errors.NotReady when the new pods never become ready; the change stays
   applied and the old replicas are stopped (no old replica keeps serving), as locally.
   `rollout` to a build that never gets ready is undone and raises NotReady.
-* Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` is a loopback
-  port-forward to the Service's ready pods (forward.py); request counts come from each pod's
-  /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
-* `instance_endpoints` is a loopback port-forward to each instance's own pod (forward.py).
-* Direct actions are carried out in the target pods by a node agent DaemonSet in a namespace of
-  its own (actions.py, agent/), which `prepare()` starts; `down` stops them and deletes that namespace too.
+* Instances are pods in slots `<service>-<i>` (instances.py); `endpoint` (the Service's ready pods) and
+  `instance_endpoints` (each pod) are loopback port-forwards (forward.py); request counts come from each
+  pod's /metrics through the API server's pod proxy, or from PromQL when up was given `prometheus=URL`.
+* Direct actions: a node agent DaemonSet in a namespace of its own (actions.py, agent/), started by
+  `prepare()`, stopped with that namespace by `down`; a stop reads back that nothing of the action remains.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
 from faultkit.platforms.imagebuilds import ImageBuilds
-from faultkit.platforms.kubernetes import apply, objects, settings, sites
+from faultkit.platforms.kubernetes import apply, objects, preconditions, settings, sites
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
@@ -92,9 +91,9 @@ class KubernetesPlatform:
             PromQL(self.prometheus_url).check()
         ns = Namespaces(self.conn)
         if self.adopt_arg:
-            uid = ns.uid(self.adopt_arg)
-            if uid is None:
+            if (uid := ns.uid(self.adopt_arg)) is None:
                 raise PlatformError(f"--adopt {self.adopt_arg}: no such namespace on {self.conn.server}")
+            preconditions.check_adopted(self.conn, self.adopt_arg, desc)
             self.owner.write(self.conn.target(self.adopt_arg), app, ADOPTED, uid, {}, self.loader_text,
                              self.prometheus_url)
             return
@@ -102,15 +101,11 @@ class KubernetesPlatform:
         site_plan = sites.plan(desc, name)  # two sites: a namespace each; faults go to the active one
         if site_plan:
             name = site_plan.namespaces[site_plan.active]
+        # before any build: a namespace that exists (or, with --existing, does not) is refused in a second, not 83 s
+        given = preconditions.check_given(ns, name) if self.existing else None
+        preconditions.check_new(ns, [] if given else list(site_plan.namespaces.values()) if site_plan else [name])
         images = self._images(desc)  # before the namespace: a failing build leaves nothing on the cluster
-        if self.existing:
-            given = ns.uid(name)
-            if given is None:
-                raise PlatformError(f"namespace {name!r} does not exist on {self.conn.server}; create it first, or "
-                                    "drop --existing and faultkit creates it")
-            uid, mode = given, GIVEN
-        else:
-            uid, mode = ns.create(name), CREATED
+        uid, mode = (given, GIVEN) if given else (ns.create(name), CREATED)
         self.owner.write(self.conn.target(name), app, mode, uid, images, self.loader_text, self.prometheus_url)
         try:
             if site_plan:
@@ -169,8 +164,7 @@ class KubernetesPlatform:
             f"; the other sites' namespaces {', '.join(others)} are deleted and gone" if others else "")
 
     def prepare(self) -> None:
-        """Start the node agent, so the first action does not wait for it inside its window (an agent
-        that cannot run on this cluster is an error saying why)."""
+        """Start the node agent, so the first action does not wait for it inside its window (or say why it cannot)."""
         self._pod_actions().agent.ensure()
 
     def is_up(self) -> bool:
@@ -368,6 +362,9 @@ class KubernetesPlatform:
     def stop_action(self, handle: str) -> None:
         self._pod_actions().stop(handle)
 
+    def action_leftovers(self, handle: str) -> list[str]:
+        return self._pod_actions().leftovers(handle) if self.is_up() else []
+
     def active_actions(self) -> list[str]:
         return self._pod_actions().handles() if self.is_up() else []
 
@@ -385,8 +382,7 @@ class KubernetesPlatform:
         acts.path.unlink(missing_ok=True)
 
     def kill(self, service: str, instance: str | None = None) -> str:
-        """Delete the instance's pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart.
-        Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
+        """Delete the instance's pod at once (grace 0; a restart). Not in the protocol: the contract test calls it."""
         ns = self.record().namespace
         slots = self._slot_pods(service)
         if not slots:

@@ -10,11 +10,13 @@ import itertools
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from faultkit.errors import InputError, PlatformError, Unsupported
+from faultkit.platforms.local import leftovers
 from faultkit.platforms.local.processes import Spawner
 from faultkit.platforms.local.relay import Relay
 from faultkit.platforms.local.replicas import Replica, ReplicaTable, Runner
@@ -80,6 +82,15 @@ class ActiveAction:
         for relay, delay, loss in self.relays:
             relay.delay_s, relay.loss = delay, loss
 
+    def leftovers(self) -> list[str]:
+        """What of this action the machine still shows, read back (empty: nothing remains)."""
+        out = leftovers.process_leftovers(self.handle)
+        if self.action == "instance-failure":
+            out += leftovers.frozen_leftovers((r.replica.id, r.proc.pid) for r in self.runners if r.proc is not None)
+        out += [f"relay {relay.service}:{relay.port} still delays {relay.delay_s:g}s / drops {relay.loss:.0%}"
+                for relay, delay, loss in self.relays if (relay.delay_s, relay.loss) != (delay, loss)]
+        return out
+
 
 def pick(instances: list[Replica], params: dict[str, Any], default_mode: str) -> list[Replica]:
     wanted = params.get("instance")
@@ -101,6 +112,8 @@ class ActionExecutor:
     def __init__(self, table: ReplicaTable, spawner: Spawner, relays_of: Callable[[str], list[Relay]]) -> None:
         self.table, self.spawner, self.relays_of = table, spawner, relays_of
         self.active: dict[str, ActiveAction] = {}
+        self.lingering: dict[str, ActiveAction] = {}  # stopped, but something of them remained
+        self.stopped: set[str] = set()  # stopped with nothing left: stopping again is a no-op
         self.handles = itertools.count(1)
 
     def kill(self, workload: str, service: str, instance: str | None = None) -> str:
@@ -133,7 +146,8 @@ class ActionExecutor:
             argv, count = helper_argv(action, params)
             for replica in chosen:
                 for _ in range(count):
-                    helper = self.spawner.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    helper = self.spawner.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                env=leftovers.marked_env(handle))
                     replica.runners[0].attach(helper)
                     record.helpers.append((replica.runners[0], helper))
         else:
@@ -154,11 +168,33 @@ class ActionExecutor:
                 record.relays.append((r, r.delay_s, r.loss))
                 r.loss = pct / 100
 
-    def stop(self, handle: str) -> None:
-        record = self.active.pop(handle, None)
+    def stop(self, handle: str, settle_s: float = 2.0) -> None:
+        """Revert the action and return only once the machine shows nothing of it; else raise naming
+        what remains (the action stays known, so `leftovers` and a later stop can read it again)."""
+        record = self.active.pop(handle, None) or self.lingering.pop(handle, None)
+        if record is None and handle in self.stopped:
+            return  # undo is safe to repeat
         if record is None:
             raise InputError(f"no running action {handle!r} on the local platform")
         record.revert()
+        deadline = time.monotonic() + settle_s
+        while (remains := record.leftovers()) and time.monotonic() < deadline:
+            time.sleep(0.1)  # a SIGKILLed helper takes a moment to be reaped
+        if remains:
+            self.lingering[handle] = record
+            raise PlatformError(f"{handle} stopped, but left behind: {'; '.join(remains)}")
+        self.stopped.add(handle)
+
+    def leftovers(self, handle: str) -> list[str]:
+        """What a stopped action left behind, read again now; [] for one that left nothing or is unknown."""
+        record = self.lingering.get(handle)
+        if record is None:
+            return leftovers.process_leftovers(handle)
+        remains = record.leftovers()
+        if not remains:
+            self.lingering.pop(handle, None)
+            self.stopped.add(handle)
+        return remains
 
     def handles_in_force(self) -> list[str]:
         return sorted(self.active)

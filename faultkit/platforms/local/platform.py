@@ -314,6 +314,10 @@ class LocalPlatform:
     def stop_action(self, handle: str) -> None:
         self._call("stop_action", handle=handle)
 
+    def action_leftovers(self, handle: str) -> list[str]:
+        """What a stopped action left behind, read back by the supervisor; [] when nothing remains."""
+        return list(self._call("action_leftovers", handle=handle))
+
     def active_actions(self) -> list[str]:
         """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
         return list(self.supervisor_status()["actions"])

@@ -50,6 +50,7 @@ class Supervisor:
             "read_field",
             "start_action",
             "stop_action",
+            "action_leftovers",
             "kill",
             "endpoint",
             "instance_endpoints",
@@ -212,6 +213,10 @@ class Supervisor:
         if c is None:
             raise InputError(f"no running action {handle!r} on the local platform")
         c.actions.stop(handle)
+
+    def action_leftovers(self, handle: str) -> list[str]:
+        c = self.controllers
+        return c.actions.leftovers(handle) if c is not None else []
 
     def shutdown(self) -> None:
         self.stopping.set()

@@ -98,8 +98,10 @@ def test_cpu_stress_runs_inside_the_container_cgroup(shop: KubernetesPlatform) -
               f"{container / (t1 - t0):.2f} cores (limit 0.5; the machine's load decides how much they get)")
         # the workers burn CPU, and every second of it is the container's: its cgroup counts them
         assert busy > 0.1 and container >= 0.95 * busy
+        assert sum("still runs" in f for f in shop.action_leftovers(handle)) == 2  # read back (issue 29)
     finally:
         shop.stop_action(handle)
+    assert shop.action_leftovers(handle) == []
     assert node.procs(cid) == own
     _clean(shop, "shipping", rules)
 
@@ -150,8 +152,13 @@ def test_network_delay_holds_packets_in_the_pod_netns(shop: KubernetesPlatform) 
         # a new connection's SYN and its request each wait 400 ms
         assert delayed - plain > 0.7
         assert shop.ready("cart")  # the kubelet's probes come from the node, which the rule leaves alone
+        # the agent's read-back sees what is in force: the rule, its chain and the packet holder (issue 29)
+        found = shop.action_leftovers(handle)
+        assert any("jumps to" in f for f in found) and any("chain" in f for f in found), found
+        assert any("still runs" in f for f in found), found
     finally:
         shop.stop_action(handle)
+    assert shop.action_leftovers(handle) == []
     assert _latency(url) < plain + 0.2
     _clean(shop, "cart", rules)
 

@@ -17,7 +17,7 @@ from faultkit.images.context import context_tar, digest
 from faultkit.images.naming import REVISION, TITLE
 
 PAYLOAD = Path(__file__).resolve().parent / "payload"
-FILES = ("Dockerfile", "nodeagent.py", "holdq.py")
+FILES = ("Dockerfile", "nodeagent.py", "holdq.py", "readback.py")
 # iptables for the loss and delay rules, nftables to remove the table iptables-nft leaves, python3 for the scripts
 BASE = BaseImage(suite="bookworm", packages=("iptables", "nftables", "python3"))
 REPOSITORY = "node-agent/tools"
