@@ -267,6 +267,10 @@ class FakePlatform:
             self._tick(s)
             s["actions"].pop(handle, None)
 
+    def action_leftovers(self, handle: str) -> list[str]:
+        """What of the action is still in force: the fake's actions are its records, nothing else."""
+        return [f"action {handle} still in force"] if handle in self.store.read()["actions"] else []
+
     def active_actions(self) -> list[str]:
         return sorted(self.store.read()["actions"])
 

@@ -63,7 +63,8 @@ def leftovers(tag: str, action: str, container: str, pod_uid: str) -> list[str]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 4:
         print(json.dumps({"error": f"usage: readback.py TAG ACTION CONTAINER POD_UID (got {argv})"}))
         return 1
@@ -76,4 +77,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
