@@ -37,6 +37,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from X import ...` names, a relative one resolved against `package`."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every faultkit module this file imports, wherever the import statement is."""
     name = module_name(path)
@@ -46,11 +54,7 @@ def imported_modules(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             found.add(target)
             # `from faultkit import errors` imports the module faultkit.errors
             found.update(f"{target}.{a.name}" for a in node.names if (ROOT.parent / target.replace(".", "/")
@@ -120,11 +124,7 @@ def module_edges(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             subs = {f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}")}
             found.update(subs)
             if len(subs) < len(node.names):  # some name is the package's own attribute: its __init__ runs for it
