@@ -63,13 +63,15 @@ stop_all() {
 trap stop_all EXIT
 
 # The Go tools, each built once into a cache outside the repository: the one-node Kubernetes of
-# tools/cluster (tests/cluster and the kubernetes platform run on it), and a `distribution` registry
-# for the push test (tests/images/test_image_push.py starts it on loopback).
+# tools/cluster (tests/cluster and the kubernetes platform run on it), a `distribution` registry
+# for the push test (tests/images/test_image_push.py starts it on loopback), and Jaeger v2 for the
+# telemetry stack of tools/telemetry (tests/telemetry start and stop the stack themselves).
 export REGISTRY_BIN="$cache/faultkit-registry/bin/registry"
 build_tools() {
   bash tools/cluster/ci-up.sh --build-only
   [ -x "$REGISTRY_BIN" ] || GOBIN="$(dirname "$REGISTRY_BIN")" GOFLAGS=-mod=mod \
     go install github.com/distribution/distribution/v3/cmd/registry@v3.0.0
+  tools/telemetry/telemetry build
 }
 set -m  # the build gets a process group of its own, so the trap can stop all of it
 build_tools >"$logs/build.log" 2>&1 &
@@ -89,6 +91,9 @@ if ! wait "$builder"; then
 fi
 builder=""
 tail -n 3 "$logs/build.log"
+# Cached by now, so this prints the path at once; the live tier's tests/telemetry start Jaeger from it.
+FAULTKIT_TELEMETRY_JAEGER="$(tools/telemetry/telemetry build)"
+export FAULTKIT_TELEMETRY_JAEGER
 
 scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh
