@@ -76,7 +76,8 @@ def serve_back(back: Service) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
             began = time.monotonic()
-            token = context.attach(propagate.extract(dict(self.headers)))
+            # The headers object, not a dict of it: its get() ignores case (urllib sends "Traceparent").
+            token = context.attach(propagate.extract(self.headers))
             try:
                 with back.tracer.start_as_current_span("GET /pay", kind=SpanKind.SERVER) as span:
                     status = 500 if self.path.endswith("fail=1") else 200
