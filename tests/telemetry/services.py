@@ -33,6 +33,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 ORIGIN = "faultkit.origin"
+SEMCONV_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0]
 
 
 class BaggageOrigin(SpanProcessor):
@@ -56,8 +57,11 @@ class Service:
         reader = PeriodicExportingMetricReader(OTLPMetricExporter(), export_interval_millis=500)
         self.metrics = MeterProvider(resource=res, metric_readers=[reader])
         self.tracer = self.traces.get_tracer("faultkit.tests.telemetry")
+        # The semantic conventions' buckets: without the advice the SDK's defaults (0, 5, 10, ... 10000)
+        # are meant for milliseconds and would put every request of a seconds histogram in the first.
         self.duration = self.metrics.get_meter("faultkit.tests.telemetry").create_histogram(
-            "http.server.request.duration", unit="s", description="Duration of HTTP server requests.")
+            "http.server.request.duration", unit="s", description="Duration of HTTP server requests.",
+            explicit_bucket_boundaries_advisory=SEMCONV_BUCKETS)
 
     def record(self, route: str, status: int, seconds: float) -> None:
         attributes: dict[str, Any] = {"http.request.method": "GET", "http.route": route,

@@ -16,6 +16,7 @@ import requests
 
 from tests.helpers.waiting import wait_until
 from tests.telemetry.conftest import REPO, Stack, telemetry
+from tests.telemetry.services import SEMCONV_BUCKETS
 
 pytestmark = pytest.mark.live
 
@@ -109,6 +110,9 @@ def test_sdk_histogram_reaches_prometheus(telemetry_stack: Stack, sent: dict[str
     series = query(telemetry_stack, 'http_server_request_duration_seconds_bucket{service_name="back", le="+Inf", '
                           'http_response_status_code="500"}')
     assert [s["metric"]["http_route"] for s in series] == ["/pay"]
+    bounds = query(telemetry_stack, 'http_server_request_duration_seconds_bucket{service_name="back", '
+                                    'http_response_status_code="200"}')
+    assert sorted(float(s["metric"]["le"]) for s in bounds) == [*SEMCONV_BUCKETS, float("inf")]
 
 
 def test_probe_traffic_reaches_neither_jaeger_nor_prometheus(telemetry_stack: Stack,
