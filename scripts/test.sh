@@ -23,7 +23,7 @@ logs="$(mktemp -d)"
 # Debian packages: git (patches are applied with `git apply`), Chromium (the HTML report is rendered
 # in it); for the live tier also the Docker engine and debootstrap (tests/images builds real images
 # from Debian packages), iptables and nft (the kubernetes actions read a pod's netns), Prometheus
-# (the kubernetes platform's --prometheus tests run Debian's on loopback).
+# (the kubernetes platform's --prometheus tests and tools/telemetry run Debian's on loopback).
 missing=()
 need() { command -v "$1" >/dev/null || missing+=("$2"); }
 need git git

@@ -48,3 +48,12 @@ def test_a_port_that_is_not_a_number_is_named(tmp_path: Path) -> None:
     assert status.returncode == 1
     assert status.stderr == ("Error: telemetry: FAULTKIT_TELEMETRY_OTLP_HTTP_PORT='43l8' is not a port number "
                              "(1-65535)\n")
+
+
+def test_a_named_jaeger_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    env = stack_env(tmp_path / "state")
+    env["FAULTKIT_TELEMETRY_JAEGER"] = str(tmp_path / "no-such-jaeger")
+    up = telemetry("up", env=env)
+    assert up.returncode == 1
+    assert up.stderr == (f"Error: telemetry up: FAULTKIT_TELEMETRY_JAEGER names {tmp_path}/no-such-jaeger, "
+                         "which does not exist\n")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -15,7 +17,7 @@ import pytest
 import requests
 
 from tests.helpers.waiting import wait_until
-from tests.telemetry.conftest import REPO, Stack, telemetry
+from tests.telemetry.conftest import REPO, Stack, stack_env, telemetry
 from tests.telemetry.services import SEMCONV_BUCKETS
 
 pytestmark = pytest.mark.live
@@ -128,6 +130,16 @@ def test_probe_traffic_reaches_neither_jaeger_nor_prometheus(telemetry_stack: St
     own = requests.get(telemetry_stack.collector_telemetry, timeout=10).text
     dropped = [line for line in own.splitlines() if line.startswith("otelcol_processor_filter_spans_filtered")]
     assert dropped and float(dropped[0].rsplit(" ", 1)[1]) == PROBES * 3 + 1
+
+
+def test_a_process_that_exits_at_start_up_is_named_with_its_log(tmp_path: Path) -> None:
+    env = stack_env(tmp_path / "state")
+    env["FAULTKIT_TELEMETRY_JAEGER"] = shutil.which("false") or "/bin/false"
+    up = telemetry("up", env=env)
+    log = tmp_path / "state" / "logs" / "jaeger.log"
+    assert up.returncode == 1
+    assert up.stderr == f"Error: telemetry up: jaeger exited during start-up (no output); its log: {log}\n"
+    assert telemetry("status", env=env).returncode == 1
 
 
 def test_up_on_a_running_stack_says_so(telemetry_stack: Stack) -> None:
