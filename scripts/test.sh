@@ -23,7 +23,7 @@ logs="$(mktemp -d)"
 # Debian packages: git (patches are applied with `git apply`), Chromium (the HTML report is rendered
 # in it); for the live tier also the Docker engine and debootstrap (tests/images builds real images
 # from Debian packages), iptables and nft (the kubernetes actions read a pod's netns), Prometheus
-# (the kubernetes platform's --prometheus tests run Debian's on loopback).
+# (the kubernetes platform's --prometheus tests and tools/telemetry run Debian's on loopback).
 missing=()
 need() { command -v "$1" >/dev/null || missing+=("$2"); }
 need git git
@@ -63,13 +63,15 @@ stop_all() {
 trap stop_all EXIT
 
 # The Go tools, each built once into a cache outside the repository: the one-node Kubernetes of
-# tools/cluster (tests/cluster and the kubernetes platform run on it), and a `distribution` registry
-# for the push test (tests/images/test_image_push.py starts it on loopback).
+# tools/cluster (tests/cluster and the kubernetes platform run on it), a `distribution` registry
+# for the push test (tests/images/test_image_push.py starts it on loopback), and Jaeger v2 for the
+# telemetry stack of tools/telemetry (tests/telemetry start and stop the stack themselves).
 export REGISTRY_BIN="$cache/faultkit-registry/bin/registry"
 build_tools() {
   bash tools/cluster/ci-up.sh --build-only
   [ -x "$REGISTRY_BIN" ] || GOBIN="$(dirname "$REGISTRY_BIN")" GOFLAGS=-mod=mod \
     go install github.com/distribution/distribution/v3/cmd/registry@v3.0.0
+  tools/telemetry/telemetry build
 }
 set -m  # the build gets a process group of its own, so the trap can stop all of it
 build_tools >"$logs/build.log" 2>&1 &
@@ -89,6 +91,9 @@ if ! wait "$builder"; then
 fi
 builder=""
 tail -n 3 "$logs/build.log"
+# Cached by now, so this prints the path at once; the live tier's tests/telemetry start Jaeger from it.
+FAULTKIT_TELEMETRY_JAEGER="$(tools/telemetry/telemetry build)"
+export FAULTKIT_TELEMETRY_JAEGER
 
 scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh

@@ -56,10 +56,11 @@ def cli(ws: Workspace) -> CLI:
     return run
 
 
-# Fixtures that reach the one-node cluster or the Docker engine. The fast tier (-m "not live") runs
+# Fixtures that reach the one-node cluster, the Docker engine or the telemetry stack. The fast tier (-m "not live") runs
 # while the cluster is still being built, so a test that used one of them unmarked would wait minutes
 # for a cluster and then fail: collection refuses it at once instead, saying what to mark.
-LIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image"})
+LIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image",
+                           "telemetry_stack"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
