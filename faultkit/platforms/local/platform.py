@@ -322,10 +322,6 @@ class LocalPlatform:
         """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
         return list(self.supervisor_status()["actions"])
 
-    def kill(self, service: str, instance: str | None = None) -> str:
-        """Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
-        return self._call("kill", service=service, instance=instance)
-
     # -- plumbing ---------------------------------------------------------------------------
     def _app_name(self) -> str:
         info = self.state.read_info()
