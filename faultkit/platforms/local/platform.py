@@ -203,7 +203,8 @@ class LocalPlatform:
 
     def status(self) -> AppStatus:
         if not self.is_up():
-            return AppStatus(self.name, None)
+            alive = recorded_alive(self.state.pids)
+            return AppStatus(self.name, None, leftovers=tuple(f"process {p.pid} of an earlier run" for p in alive))
         return typed_status(self.name, self.supervisor_status())
 
     def other_sites(self) -> dict[str, Platform]:
