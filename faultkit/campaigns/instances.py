@@ -93,7 +93,8 @@ class AppInstance:
         except PlatformError as e:
             return Health(False, str(e))
         if not status.get("up"):
-            return Health(False, "not up")
+            left = status.get("leftovers") or []  # the platform's word: `down` must sweep them first
+            return Health(False, f"not up; left behind: {'; '.join(map(str, left))}" if left else "not up")
         if status.get("app") != self.app:
             return Health(False, f"runs {status.get('app')}, not {self.app}")
         if status.get("phase") != "running":

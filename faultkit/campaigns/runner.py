@@ -194,7 +194,7 @@ class Campaign:
         if health.ok:
             return
         started = time.time()
-        if health.detail == "not up" and not (inst.state_dir / "local").exists():
+        if health.detail == "not up":  # nothing of an earlier run left (else the detail says what)
             self.board.worker(inst.index, None, "bringing the app up")
             inst.state_dir.mkdir(parents=True, exist_ok=True)
             inst.up()

@@ -43,7 +43,7 @@ from faultkit.platforms import DEFAULT
 @click.option("--rollout-timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="When validating: seconds a change's rollout may take before it counts as not ready.")
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
-@platform_options(help="Where the app runs when validating.", options=False)  # the gate's core opens it
+@platform_options(help="Where the app runs when validating.")
 @click.option("--accept-privileged", is_flag=True,
               help="A maintainer accepts the privileged changes (trust, keys, rule settings, descriptors, pinned "
                    "sources, workflows, caches, the toolkit): listed, but no longer failing the gate.")
@@ -72,7 +72,7 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
 
         second = None if stability == "none" else seconds(window if stability == "same" else stability)
         validator = find_validator(seconds(window), platform=platform.name or DEFAULT, repeat=repeat, max_load=max_load,
-                                   rollout_timeout_s=rollout_timeout, stability_s=second)
+                                   rollout_timeout_s=rollout_timeout, stability_s=second, options=platform.options)
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES,
                       accept_privileged, trust_config)
     if junit:

@@ -73,6 +73,8 @@ def status(platform: PlatformChoice, as_json: bool) -> int:
         return 0
     if not data.up:
         console().print(f"Nothing is up on the {opened.name} platform.")
+        for line in data.leftovers:
+            console().print(f"  left behind: {line} (`faultkit down` sweeps it)", markup=False)
         return 0
     table = Table(title=f"{data.app} {data.where} ({data.phase})")
     for column in ("service", "ready", "restarts", "oom", "build"):

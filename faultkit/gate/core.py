@@ -27,6 +27,7 @@ from faultkit.errors import FaultkitError
 from faultkit.gate.changes import Changes, changes, resolve
 from faultkit.gate.privileged import Privileged, privileged
 from faultkit.keys import anchors
+from faultkit.platforms import DEFAULT, PlatformOptions
 from faultkit.workspace import Workspace
 
 # A validator runs the admission protocol on one entry and returns its verdict as data:
@@ -76,14 +77,15 @@ class GateResult:
         return all(c.passed for c in self.cases) and self.privileged_passed
 
 
-def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = "local",
+def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = DEFAULT,
                    repeat: int = 2, max_load: float | None = None, rollout_timeout_s: float = 60.0,
-                   stability_s: float | None = None) -> Validator:
-    """The admission protocol on the platform that runs the app, as the gate's Validator. With
-    `stability_s`, a first verdict that admits is checked by a second run at that window, as
-    `validate --stability` does: admitted twice is admitted, admitted once is flaky."""
+                   stability_s: float | None = None, options: PlatformOptions | None = None) -> Validator:
+    """The admission protocol on the platform that runs the app, as the gate's Validator, opened with
+    the options the gate was given (None: the platform's defaults). With `stability_s`, a first
+    verdict that admits is checked by a second run at that window, as `validate --stability` does:
+    admitted twice is admitted, admitted once is flaky."""
     from faultkit.observe.load import Limits, Overloaded
-    from faultkit.platforms import get_platform
+    from faultkit.platforms import open_platform
     from faultkit.validators.pipeline import ValidationParams, validate
 
     limits = Limits() if max_load is None else Limits(max_load_per_core=max_load)
@@ -96,7 +98,7 @@ def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: st
         # campaign retries it, never a rejection of the pull request's fault; the last one stands
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                return validate(workspace, get_platform(platform, workspace), entry.id,
+                return validate(workspace, open_platform(platform, workspace, options), entry.id,
                                 replace(params, window_s=window_s), record=False)[0]
             except Overloaded:
                 if attempt == ATTEMPTS:

@@ -16,7 +16,7 @@ from faultkit.workspace import Workspace
 PLATFORMS = tuple(OPTIONS)
 DEFAULT = LocalOptions.name
 
-__all__ = ["DEFAULT", "PLATFORMS", "KubernetesOptions", "LocalOptions", "PlatformOptions", "get_platform",
+__all__ = ["DEFAULT", "PLATFORMS", "KubernetesOptions", "LocalOptions", "PlatformOptions",
            "open_platform", "options_class", "platform_flag"]
 
 
@@ -39,11 +39,6 @@ def open_platform(name: str, workspace: Workspace, options: PlatformOptions | No
     from faultkit.platforms.kubernetes import KubernetesPlatform
 
     return KubernetesPlatform(workspace, options)
-
-
-def get_platform(name: str, workspace: Workspace) -> Platform:
-    """The platform with its default options, for callers without a command line (the gate's core)."""
-    return open_platform(name, workspace)
 
 
 def platform_flag(name: str) -> str:

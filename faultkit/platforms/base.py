@@ -85,6 +85,9 @@ class AppStatus:
     sites: Mapping[str, SiteState] = field(default_factory=dict)  # a two-site app's other sites
     notes: tuple[str, ...] = ()  # lines for people under the table (what the platform enforces)
     details: Mapping[str, object] = field(default_factory=dict)  # the platform's own fields, printed in --json
+    # nothing up, but an earlier run left these behind (processes of a supervisor that died): `down`
+    # sweeps them, and `up` must not start beside them. One line each; () when nothing is left.
+    leftovers: tuple[str, ...] = ()
 
     @property
     def up(self) -> bool:
@@ -96,7 +99,7 @@ class AppStatus:
 
     def as_json(self) -> dict[str, object]:
         if not self.up:
-            return {"up": False}
+            return {"up": False, "leftovers": list(self.leftovers)} if self.leftovers else {"up": False}
         services = {name: {"build": s.build, "endpoint": s.endpoint, **s.details,
                            "instances": [_instance_json(i, s.instance_details.get(i.id, {})) for i in s.instances]}
                     for name, s in self.services.items()}

@@ -42,6 +42,8 @@ def run_schedule(workspace: Workspace, platform: Platform, plan: SchedulePlan, o
     if journal.open_changes():
         raise FaultkitError(f"{journal.path}: an earlier run left changes on the application; "
                             "run `faultkit recover` first; nothing was changed")
+    if any(entry.direct for entry in plan.entries.values()):
+        platform.prepare()  # as validate does: the node agent starts now, not inside an invocation
     builds = build_all(workspace, platform, app, plan, progress)
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
     folder = (options.runs_dir or workspace.root / "runs") / plan.name / run_id

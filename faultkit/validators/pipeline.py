@@ -38,7 +38,8 @@ __all__ = ["ValidationParams", "validate"]
 
 
 def check_platform(platform: Platform, entry: Entry) -> None:
-    """The platform runs the entry's app and can carry out its change; otherwise a clear error."""
+    """The platform runs the entry's app and can carry out its change; otherwise a clear error.
+    A check: it starts nothing (`prepare` does)."""
     if not platform.is_up():
         where = platform_flag(platform.name)
         raise PlatformError(f"the {platform.name} platform is not up; run `faultkit up{where} --app {entry.app}` first")
@@ -52,8 +53,6 @@ def check_platform(platform: Platform, entry: Entry) -> None:
             f"{entry.direct.action} cannot be carried out on the {platform.name} platform; "
             f"use {' or '.join(p for p in ACTIONS[entry.direct.action].platforms if p != platform.name)}"
         )
-    if entry.direct:
-        platform.prepare()  # what carries the action out starts now, not inside the first window
 
 
 def validate(
@@ -76,6 +75,8 @@ def validate(
     entry, report = load_fault(workspace, fault_id)
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
+    if entry.direct:
+        platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
     folder = (evidence or workspace.evidence_dir / entry.id) / run_id
     bundle = BundleWriter(folder)

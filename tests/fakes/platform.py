@@ -274,12 +274,6 @@ class FakePlatform:
     def active_actions(self) -> list[str]:
         return sorted(self.store.read()["actions"])
 
-    def kill(self, service: str, instance: str | None = None) -> str:
-        with self.store.change() as s:
-            self._service(s, service)
-            self._tick(s)
-            return self._kill(s, service, instance)
-
     # -- the model ---------------------------------------------------------------------------------
     def _service(self, s: State, service: str) -> dict[str, Any]:
         if s["app"] is None:

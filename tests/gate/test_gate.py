@@ -9,8 +9,10 @@ from pathlib import Path
 import git
 import pytest
 
-from faultkit.catalog.model import Entry
-from faultkit.gate.core import run_gate
+from faultkit.catalog.model import Entry, entry_from_data
+from faultkit.errors import UsageError
+from faultkit.gate.core import find_validator, run_gate
+from faultkit.platforms import KubernetesOptions
 from tests.factories import cart_prefix_entry, port_entry, write_entry
 from tests.helpers.cli import run_cli
 from tests.helpers.shipped import all_bundles
@@ -185,3 +187,18 @@ def test_github_step_summary_is_written(ws, repo, tmp_path):
     proc = run_cli("gate", "--base", "HEAD~1", "--github", cwd=ws.root, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "| ms-cart-port-4 |" in summary.read_text()
+
+
+def test_validate_takes_the_platforms_options_and_opens_the_platform_with_them(ws, repo, cli, tmp_path):
+    """The gate's validator opens the platform with the options the gate was given, not its defaults:
+    the command takes them (--kubeconfig was 'no such option'), and the core hands them to open_platform,
+    which refuses another platform's options in one line."""
+    write_entry(ws, config(4))
+    commit(repo)
+    proc = cli("gate", "--base", "HEAD~1", "--validate", "--window", "5s", "--platform", "kubernetes",
+               "--kubeconfig", str(tmp_path / "kubeconfig"), "--prometheus", "http://127.0.0.1:9", check=1)
+    assert "the kubernetes platform is not up; run `faultkit up --platform kubernetes" in proc.stdout, proc.stdout
+    entry = entry_from_data(config(4))
+    validator = find_validator(5, platform="local", options=KubernetesOptions(kubeconfig=str(tmp_path / "k")))
+    with pytest.raises(UsageError, match="options of the kubernetes platform given for the local platform"):
+        validator(ws, entry)

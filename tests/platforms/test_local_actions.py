@@ -53,9 +53,10 @@ def test_instance_failure_and_recovery(up: LocalPlatform) -> None:
 
 
 def test_instance_kill_restarts(up: LocalPlatform) -> None:
-    assert up.kill("back") == "back-0"
+    handle = up.start_action("instance-kill", "back", {})
     wait_for(lambda: up.instances("back")[0].restarts == 1, timeout=10)
     assert up.instances("back")[0].last_exit == 137
+    up.stop_action(handle)
     wait_for(lambda: up.ready("back"), timeout=10)
     handle = up.start_action("instance-kill", "back", {"instance": "back-0"})
     wait_for(lambda: up.instances("back")[0].restarts == 2, timeout=10)

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from faultkit.observe.load import Limits
-from faultkit.platforms import get_platform
+from faultkit.platforms import open_platform
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
@@ -30,7 +30,7 @@ def main(fault: str, evidence: str, hold: str | None = None) -> None:
     # the kill tests need the run to reach its stage, not a verdict: a loaded machine must not end it
     # early as overloaded
     params = ValidationParams(window_s=3, interval_s=1, repeat=1, limits=Limits(max_load_per_core=1e9))
-    validate(ws, get_platform("local", ws), fault, params, Path(evidence), record=False, on_stage=on_stage)
+    validate(ws, open_platform("local", ws), fault, params, Path(evidence), record=False, on_stage=on_stage)
 
 
 if __name__ == "__main__":

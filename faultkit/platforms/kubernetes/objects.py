@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
@@ -76,9 +75,3 @@ def observe(conn: Connection, namespace: str, name: str) -> Observed:
     return Observed(dep, rss, pods, slices)
 
 
-def delete_pod_now(conn: Connection, namespace: str, pod: str, what: str) -> None:
-    """Delete a pod at once (grace 0): its ReplicaSet replaces it, which counts as a restart."""
-    try:
-        conn.core.delete_namespaced_pod(pod, namespace, body=client.V1DeleteOptions(grace_period_seconds=0))
-    except ApiException as e:
-        raise api_error(f"delete pod of {what}", e) from None

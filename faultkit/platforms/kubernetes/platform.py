@@ -381,16 +381,4 @@ class KubernetesPlatform:
         acts.agent.remove()
         acts.path.unlink(missing_ok=True)
 
-    def kill(self, service: str, instance: str | None = None) -> str:
-        """Delete the instance's pod at once (grace 0; a restart). Not in the protocol: the contract test calls it."""
-        ns = self.record().namespace
-        slots = self._slot_pods(service)
-        if not slots:
-            raise PlatformError(f"{service} has no running pod to kill")
-        inst = instance or sorted(slots)[0]
-        if inst not in slots:
-            raise errors.InputError(f"{service} has no instance {inst!r} (it has {sorted(slots)})")
-        objects.delete_pod_now(self.conn, ns, slots[inst]["metadata"]["name"], inst)
-        return inst
-
 

@@ -116,14 +116,6 @@ class ActionExecutor:
         self.stopped: set[str] = set()  # stopped with nothing left: stopping again is a no-op
         self.handles = itertools.count(1)
 
-    def kill(self, workload: str, service: str, instance: str | None = None) -> str:
-        chosen = pick(self.table.of(workload), {"instance": instance}, "one")
-        if not chosen:
-            raise PlatformError(f"{service} has no running instance to kill")
-        for r in chosen[0].runners:
-            r.signal(signal.SIGKILL)
-        return chosen[0].id
-
     def start(self, action: str, workload: str, service: str, params: dict[str, Any]) -> str:
         if action not in SUPPORTED:
             raise unsupported(action)

@@ -203,7 +203,8 @@ class LocalPlatform:
 
     def status(self) -> AppStatus:
         if not self.is_up():
-            return AppStatus(self.name, None)
+            alive = recorded_alive(self.state.pids)
+            return AppStatus(self.name, None, leftovers=tuple(f"process {p.pid} of an earlier run" for p in alive))
         return typed_status(self.name, self.supervisor_status())
 
     def other_sites(self) -> dict[str, Platform]:
@@ -321,10 +322,6 @@ class LocalPlatform:
     def active_actions(self) -> list[str]:
         """Handles of the actions in force, so recovery can stop one whose handle was never recorded."""
         return list(self.supervisor_status()["actions"])
-
-    def kill(self, service: str, instance: str | None = None) -> str:
-        """Not in the protocol (issue 29): the instance-kill action is the kill; the contract test calls this."""
-        return self._call("kill", service=service, instance=instance)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _app_name(self) -> str:

@@ -51,7 +51,6 @@ class Supervisor:
             "start_action",
             "stop_action",
             "action_leftovers",
-            "kill",
             "endpoint",
             "instance_endpoints",
             "shutdown",
@@ -197,10 +196,6 @@ class Supervisor:
 
     def read_field(self, workload: str, container: str, path: str) -> str | None:
         return self._running().deployed.read(workload, container, path)
-
-    def kill(self, service: str, instance: str | None = None) -> str:
-        c = self._running()
-        return c.actions.kill(c.kubelet.workload_of(service), service, instance)
 
     def start_action(self, action: str, service: str, params: dict[str, Any]) -> str:
         if action not in act.SUPPORTED:

@@ -63,12 +63,16 @@ def test_logs_name_the_instances(platform: Platform) -> None:
     assert {r.instance for r in logs} <= ids and all(r.service == "frontend" for r in logs)
 
 
-def test_kill_restarts_the_same_instance(platform: Platform) -> None:
+def test_instance_kill_restarts_the_same_instance(platform: Platform) -> None:
     [before] = platform.instances("shipping")
-    assert platform.kill("shipping") == before.id
-    after = _wait(lambda: [i for i in platform.instances("shipping") if i.ready and i.restarts > before.restarts],
-                  120, "shipping restarted and ready")
+    handle = platform.start_action("instance-kill", "shipping", {}, "one")
+    try:
+        after = _wait(lambda: [i for i in platform.instances("shipping") if i.ready and i.restarts > before.restarts],
+                      120, "shipping restarted and ready")
+    finally:
+        platform.stop_action(handle)
     assert after[0].id == before.id and after[0].restarts == before.restarts + 1
+    assert platform.action_leftovers(handle) == [] and handle not in platform.active_actions()
 
 
 SIX = {"instance-kill", "instance-failure", "cpu-stress", "memory-stress", "network-delay", "network-loss"}
