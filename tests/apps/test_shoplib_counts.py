@@ -1,5 +1,6 @@
-"""minishop's request histogram (http.server.request.duration) counts a 5xx whose caller hung up before the answer was written:
-the screens read these counters, and a caller's timeout is exactly when a fault's 5xx happen."""
+"""minishop's request histogram (http.server.request.duration) counts a 5xx whose caller hung up
+before the answer was written: the screens read these counts, and a caller's timeout is exactly
+when a fault's 5xx happen."""
 
 from __future__ import annotations
 

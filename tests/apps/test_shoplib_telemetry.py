@@ -23,7 +23,6 @@ from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
-
 from shoplib import telemetry  # noqa: E402
 from shoplib.client import call  # noqa: E402
 from shoplib.http import App, HTTPError  # noqa: E402
@@ -144,3 +143,28 @@ def test_the_server_duration_histogram_on_metrics(shop):
     # the semantic conventions' advised bounds, the same as prometheus_client's defaults: replay reads them
     assert 'le="0.005"' in text and 'le="10.0"' in text
     assert "healthz" not in text and "/metrics" not in text
+
+
+class _At:
+    """The one thing the symptom probe asks of a platform: where the probed service answers."""
+
+    def __init__(self, addr: str) -> None:
+        self.addr = addr
+
+    def endpoint(self, service: str, port: int | None = None) -> str:
+        return f"http://{self.addr}"
+
+
+def test_the_symptom_probes_requests_are_marked_on_every_span(shop, spans):
+    from faultkit.catalog.model import Probe
+    from faultkit.observe.sampler import Sampler
+
+    front, _, _ = shop
+    sampler = Sampler(_At(front), (), Probe(service="t-front", path="/page/3"))  # type: ignore[arg-type]
+    try:
+        assert sampler.run_probe()["ok"]
+    finally:
+        sampler.close()
+    servers = by_kind(spans, SpanKind.SERVER)
+    assert {(s.attributes or {}).get("faultkit.origin") for s in servers} == {"probe"}
+    assert {(s.attributes or {}).get("faultkit.origin") for s in by_kind(spans, SpanKind.CLIENT)} == {"probe"}
