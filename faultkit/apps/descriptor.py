@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps.signals import Signals, signals_from_data
 from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
@@ -88,6 +89,7 @@ class AppDescriptor:
     fault_controls: tuple[str, ...] = ()  # the application's own fault switches (feature-flag services)
     found_in: tuple[tuple[tuple[str, str], str], ...] = ()  # (edge, where) for edges not in the manifest env
     upstream: Upstream | None = None
+    signals: Signals = field(default_factory=Signals)  # where request counts and traces come from
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -221,6 +223,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
+        signals=signals_from_data(d.get("signals")),
     )
     _check_references(app, path, line)
     return app
