@@ -63,11 +63,13 @@ class BaseImage:
     """The base image a service's Dockerfile starts from (its `ARG BASE`).
 
     Either `ref`, an image the user provides (their registry's), used as it is; or `suite` and
-    `packages`, built here from Debian packages with debootstrap (no registry needed)."""
+    `packages`, built here from Debian packages with debootstrap (no registry needed), with
+    `python` requirements installed from wheels into the image's python3 (images/wheels.py)."""
 
     ref: str | None = None
     suite: str = "bookworm"
     packages: tuple[str, ...] = ("python3",)
+    python: tuple[str, ...] = ()  # pip requirements, e.g. "opentelemetry-sdk==1.45.1"
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ def _base_image(value: str | dict | None) -> BaseImage:
         return BaseImage()
     if isinstance(value, str):
         return BaseImage(ref=value)
-    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]), python=tuple(value.get("python", [])))
 
 
 def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:

@@ -82,7 +82,8 @@ def _with_signals(ws, text: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("  requests: {kind: promql}\n", r"app.yaml:\d+: signals.requests: 'query' is required"),
-    ("  requests: {kind: prometheus}\n", r"app.yaml:\d+: signals.requests.kind: expected one of exposition, spanmetrics, promql, found 'prometheus'"),
+    ("  requests: {kind: prometheus}\n",
+     r"app.yaml:\d+: signals.requests.kind: expected one of exposition, spanmetrics, promql, found 'prometheus'"),
     ("  requests: {query: 'up'}\n", r"app.yaml:\d+: signals.requests: "),
     ("  traces: {jaeger: 'localhost:16686'}\n", r"app.yaml:\d+: signals.traces.jaeger: "),
 ])
