@@ -14,11 +14,11 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from shoplib.http import HTTPError
-from shoplib.telemetry import SCOPE
+from shoplib.telemetry import PROPAGATOR, SCOPE
 
 DEFAULT_TIMEOUT = 2.0
 
@@ -60,7 +60,7 @@ def request(
     tracer = trace.get_tracer(SCOPE)
     with tracer.start_as_current_span(method, kind=SpanKind.CLIENT, attributes=attrs) as span:
         headers: dict[str, str] = {}
-        propagate.inject(headers)  # traceparent, and baggage when the context carries any
+        PROPAGATOR.inject(headers)  # traceparent, and baggage when the context carries any
         if data is not None:
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, method=method, headers=headers)

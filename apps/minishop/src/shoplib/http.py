@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from opentelemetry import context, propagate
+from opentelemetry import context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -152,7 +152,7 @@ class App:
                     return
                 # the caller's context made current, not only the span's parent: its baggage goes
                 # on with this request's own calls
-                token = context.attach(propagate.extract(self.headers))
+                token = context.attach(telemetry.PROPAGATOR.extract(self.headers))
                 try:
                     self._traced(req, start)
                 finally:

@@ -9,8 +9,10 @@ One set of providers per process (a process is one service), installed by the fi
   Prometheus exporter into a registry of the process's own that /metrics serves, and pushed by
   OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 
-The OTLP exporters are imported only when the endpoint is set: they load protobuf, which costs
-start-up time on every one of the shop's processes.
+Start-up time is paid by each of the shop's processes on a small machine, so: the OTLP exporters
+are imported only when the endpoint is set (they load protobuf); the W3C propagators and the
+resource are made here rather than looked up as installed entry points (each lookup reads the
+metadata of every installed distribution, seconds on a loaded host with many).
 """
 
 from __future__ import annotations
@@ -20,19 +22,24 @@ import threading
 from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
+from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.processor.baggage import BaggageSpanProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.propagators.composite import CompositePropagator
+from opentelemetry.sdk.resources import OTELResourceDetector, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from prometheus_client import CollectorRegistry
 
 ORIGIN_KEY = "faultkit.origin"
 # the semantic conventions' advised bounds for http.server.request.duration (seconds)
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 SCOPE = "shoplib"
+# what requests in and out carry: W3C traceparent/tracestate and baggage
+PROPAGATOR = CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,12 @@ class Telemetry:
 
 _LOCK = threading.Lock()
 _INSTALLED: list[Telemetry] = []
+
+
+def _sdk_version() -> str:
+    from opentelemetry.sdk.version import __version__
+
+    return __version__
 
 
 def _otlp_endpoint() -> bool:
@@ -78,8 +91,13 @@ def install(service: str) -> Telemetry:
     with _LOCK:
         if _INSTALLED:
             return _INSTALLED[0]
-        # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the service's own name
-        resource = Resource.create({"service.name": service})
+        # the SDK's own attributes, the service's name, and OTEL_RESOURCE_ATTRIBUTES and
+        # OTEL_SERVICE_NAME over both when set
+        resource = Resource({
+            "telemetry.sdk.language": "python", "telemetry.sdk.name": "opentelemetry",
+            "telemetry.sdk.version": _sdk_version(), "service.name": service,
+        })
+        resource = resource.merge(OTELResourceDetector().detect())
         registry = CollectorRegistry(auto_describe=True)
         meter_provider = MeterProvider(resource=resource, metric_readers=_readers(registry))
         tracer_provider = _tracer_provider(resource)
