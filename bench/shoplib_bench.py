@@ -1,6 +1,10 @@
 """Benchmark one minishop service's start time and request throughput (shoplib's per-request cost).
 
     python bench/shoplib_bench.py [--service productcatalog] [--path /products] [--seconds 5] [--clients 4]
+                                  [--src OTHER_CHECKOUT/apps/minishop/src]
+
+`--src` measures another checkout's minishop (say, before a change) on the same machine, for a pair
+of figures taken under the same load.
 
 Lays the service out as its build does (the service folder with shoplib/ beside main.py), starts it
 with this Python, times the wait from spawn to the first 200 from /healthz (interpreter, imports and
@@ -73,11 +77,12 @@ def main() -> None:
     ap.add_argument("--path", default="/products")
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--src", type=Path, default=SRC)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         build = Path(tmp) / args.service
-        shutil.copytree(SRC / args.service, build, ignore=shutil.ignore_patterns("tests", "__pycache__"))
-        shutil.copytree(SRC / "shoplib", build / "shoplib", ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        shutil.copytree(args.src / args.service, build, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        shutil.copytree(args.src / "shoplib", build / "shoplib", ignore=shutil.ignore_patterns("tests", "__pycache__"))
         starts = []
         for _ in range(3):
             port = free_port()

@@ -78,7 +78,7 @@ class PromQL:
         a pod without a series there has counted nothing yet ({})."""
         if not pods:
             return {}
-        out: dict[str, Counts] = dict.fromkeys(pods, {})
+        out: dict[str, Counts] = {p: {} for p in pods}
         if signal.kind == EXPOSITION:
             where = f'namespace="{_label_value(namespace)}",pod=~"{"|".join(_label_value(p) for p in pods)}"'
             answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
