@@ -34,7 +34,7 @@ def sdk_exposition(samples: list[tuple[str, int, float]]) -> str:
 
 def test_an_instrumented_app_needs_no_signals_section(ws):
     app = load_app(ws, "minishop")
-    assert "signals" not in (ws.apps_dir / "minishop" / "app.yaml").read_text()
+    assert "\nsignals:" not in (ws.apps_dir / "minishop" / "app.yaml").read_text()
     assert app.signals.requests == RequestSignal(kind="exposition", metric="http_server_request_duration_seconds_count",
                                                  status_label="http_response_status_code")
     assert app.signals.traces.jaeger == ""
