@@ -3,7 +3,8 @@
     python bench/platform_bench.py --seconds 300 [--rps 20] [--replicas 1]
 
 Brings minishop up in a private state folder, patches the load generator to LOAD_RPS (a rollout
-of that workload), then scrapes the frontend's http_requests_total before and after a window and
+of that workload), then scrapes the frontend's request counts (the count of OpenTelemetry's
+http.server.request.duration) before and after a window and
 prints the figures. Always tears down.
 """
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from faultkit.platforms.local import LocalPlatform  # noqa: E402
 from faultkit.workspace import Workspace  # noqa: E402
 
-SAMPLE = re.compile(r"^http_requests_total\{(?P<labels>[^}]*)\}\s+(?P<value>[0-9.eE+-]+)$")
+SAMPLE = re.compile(r"^http_server_request_duration_seconds_count\{(?P<labels>[^}]*)\}\s+(?P<value>[0-9.eE+-]+)$")
 
 
 def frontend_counts(p: LocalPlatform) -> tuple[float, float]:
@@ -36,7 +37,7 @@ def frontend_counts(p: LocalPlatform) -> tuple[float, float]:
             if m:
                 value = float(m["value"])
                 total += value
-                if re.search(r'status="5\d\d"', m["labels"]):
+                if re.search(r'http_response_status_code="5\d\d"', m["labels"]):
                     errors += value
     return total, errors
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps.signals import Signals, signals_from_data
 from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
@@ -62,11 +63,13 @@ class BaseImage:
     """The base image a service's Dockerfile starts from (its `ARG BASE`).
 
     Either `ref`, an image the user provides (their registry's), used as it is; or `suite` and
-    `packages`, built here from Debian packages with debootstrap (no registry needed)."""
+    `packages`, built here from Debian packages with debootstrap (no registry needed), with
+    `python` requirements installed from wheels into the image's python3 (images/wheels.py)."""
 
     ref: str | None = None
     suite: str = "bookworm"
     packages: tuple[str, ...] = ("python3",)
+    python: tuple[str, ...] = ()  # pip requirements, e.g. "opentelemetry-sdk==1.45.1"
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class AppDescriptor:
     fault_controls: tuple[str, ...] = ()  # the application's own fault switches (feature-flag services)
     found_in: tuple[tuple[tuple[str, str], str], ...] = ()  # (edge, where) for edges not in the manifest env
     upstream: Upstream | None = None
+    signals: Signals = field(default_factory=Signals)  # where request counts and traces come from
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -221,6 +225,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
+        signals=signals_from_data(d.get("signals")),
     )
     _check_references(app, path, line)
     return app
@@ -238,7 +243,7 @@ def _base_image(value: str | dict | None) -> BaseImage:
         return BaseImage()
     if isinstance(value, str):
         return BaseImage(ref=value)
-    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]))
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]), python=tuple(value.get("python", [])))
 
 
 def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:

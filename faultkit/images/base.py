@@ -1,8 +1,9 @@
 """Base images without a registry: built from Debian packages with debootstrap, imported into Docker.
 
-A base image is named by what it is made of: its tag ends in a digest of the suite and the package
-list, so the same list finds the image already there (a second build reuses it) and another list
-gets another image. A descriptor that names an image (`images: {base: REF}`) uses that image as it is.
+A base image is named by what it is made of: its tag ends in a digest of the suite, the package
+list and the Python requirements installed from wheels (wheels.py), so the same recipe finds the
+image already there (a second build reuses it) and another recipe gets another image. A descriptor
+that names an image (`images: {base: REF}`) uses that image as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from faultkit.apps.descriptor import BaseImage
 from faultkit.errors import InputError, PlatformError
-from faultkit.images import aptsource
+from faultkit.images import aptsource, wheels
 
 VARIANT = "minbase"
 RECIPE = 1  # bump when the way a base is made changes, so old tags are not taken for new bases
@@ -43,8 +44,11 @@ def default_base(dockerfile: Path) -> str:
 
 
 def recipe_digest(spec: BaseImage) -> str:
-    text = json.dumps({"suite": spec.suite, "packages": sorted(spec.packages), "variant": VARIANT, "recipe": RECIPE},
-                      sort_keys=True)
+    recipe: dict[str, Any] = {"suite": spec.suite, "packages": sorted(spec.packages), "variant": VARIANT,
+                              "recipe": RECIPE}
+    if spec.python:  # only when given: a base without wheels keeps the tag it always had
+        recipe["python"] = sorted(spec.python)
+    text = json.dumps(recipe, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -106,6 +110,8 @@ def _build(c: Any, spec: BaseImage, reference: str) -> str:
         if done.returncode != 0:
             tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
             raise PlatformError(f"debootstrap {spec.suite}: exit {done.returncode}: {tail}; check the apt mirror")
+        if spec.python:
+            wheels.install(root, spec.python)
         for rel in TRIM:
             _empty(root / rel)
         return _import(c, root, spec, reference)
@@ -127,6 +133,8 @@ def _empty(path: Path) -> None:
 def _import(c: Any, root: Path, spec: BaseImage, reference: str) -> str:
     repository, tag = reference.rsplit(":", 1)
     what = f"Debian {spec.suite} {VARIANT} with {' '.join(sorted(spec.packages))}"
+    if spec.python:
+        what += f"; Python wheels {' '.join(sorted(spec.python))}"
     changes = [
         'ENV LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
         'CMD ["python3"]',

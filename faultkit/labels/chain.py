@@ -15,6 +15,7 @@ from faultkit.apps.descriptor import AppDescriptor
 from faultkit.labels import checkpoints as cp
 from faultkit.labels import measure as m
 from faultkit.labels.evidence import Cycle
+from faultkit.labels.legacy_counter import REQUESTS_SERIES
 
 # at most this many log-template checkpoints per step: the masked templates of one error often
 # differ only in a word, and six near-copies would weigh more than the error rate they explain
@@ -43,7 +44,7 @@ def between(app: AppDescriptor, target: str, entry: str) -> list[str]:
 
 
 def _service_checkpoints(service: str, evidence: dict[str, list[dict[str, Any]]],
-                         metrics: tuple[str, ...] = ("http_requests_total",)) -> list[dict[str, Any]]:
+                         metrics: tuple[str, ...] = (REQUESTS_SERIES,)) -> list[dict[str, Any]]:
     out = []
     for series in evidence["metrics"]:
         if series["service"] == service and series["metric"] in metrics:
@@ -60,7 +61,7 @@ def _service_checkpoints(service: str, evidence: dict[str, list[dict[str, Any]]]
 def rose(service: str, evidence: dict[str, list[dict[str, Any]]]) -> bool:
     """The service's error rate rose in every counted cycle (latency is sampled only at the probe)."""
     return any(
-        s["service"] == service and s["metric"] == "http_requests_total" and s["status"] == "5xx"
+        s["service"] == service and s["metric"] == REQUESTS_SERIES and s["status"] == "5xx"
         and s["direction"] == "up"
         for s in evidence["metrics"]
     )

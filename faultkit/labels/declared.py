@@ -1,10 +1,11 @@
 """Check an entry's hand-written `evidence:` against what its admitting bundle's labels saw move.
 
-A declared metric (a PromQL-like selector such as `http_requests_total{service="cart",status="500"}`
-or a phrase such as "server errors of checkout") is matched by the service it names and the kind of
-signal it means (errors, latency, restarts, readiness, request rate); a declared log keyword is
-matched against the new error templates. Whatever matches nothing is a finding, with the observed
-signals suggested in its place. Returns data; catalog lint renders it (the hook is in lint.py).
+A declared metric (a PromQL-like selector over the request series named in legacy_counter.py, such
+as `<series>{service="cart",status="500"}`, or a phrase such as "server errors of checkout") is
+matched by the service it names and the kind of signal it means (errors, latency, restarts,
+readiness, request rate); a declared log keyword is matched against the new error templates.
+Whatever matches nothing is a finding, with the observed signals suggested in its place. Returns
+data; catalog lint renders it (the hook is in lint.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from faultkit.labels.legacy_counter import REQUESTS_SERIES
 from faultkit.validators.screening import template
 
 SELECTOR = re.compile(r"^\s*([A-Za-z_:][\w:]*)\s*\{(.*)\}\s*$")
@@ -43,7 +45,7 @@ def observed(labels: dict[str, Any]) -> list[tuple[str, str, str]]:
         if s["metric"] == "probe_latency_ms":
             out.append((s["service"], "latency", f'probe_latency_ms{{service="{s["service"]}",route="{s["route"]}"}}'))
         else:
-            out.append((s["service"], s["status"], f'http_requests_total{{service="{s["service"]}",'
+            out.append((s["service"], s["status"], f'{REQUESTS_SERIES}{{service="{s["service"]}",'
                                                    f'status="{s["status"]}"}} ({s["direction"]})'))
     for e in labels["evidence"]["events"]:
         if all(c["count"] > c["before"] for c in e["cycles"]):

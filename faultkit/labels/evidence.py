@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faultkit.labels import measure as m
+from faultkit.labels.legacy_counter import REQUESTS_SERIES
 from faultkit.validators import screening as sc
 
 MIN_RATE_CHANGE = sc.ERRORS_PER_MIN  # per minute
@@ -76,7 +77,7 @@ def metric_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, v
             direction = moved([(b, a) for _, b, a in pairs], MIN_RATE_CHANGE)
             if direction:
                 labels = {"service": service, "status": status}
-                out.append(_series("http_requests_total", labels, "1/min", pairs, direction))
+                out.append(_series(REQUESTS_SERIES, labels, "1/min", pairs, direction))
     latency = [(c.index, m.probe_latency_ms(c.before), m.probe_latency_ms(c.after)) for c in cycles]
     if latency and all(b is not None and a is not None for _, b, a in latency):
         pairs = [(i, float(b or 0.0), float(a or 0.0)) for i, b, a in latency]

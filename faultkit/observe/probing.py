@@ -23,6 +23,10 @@ from collections.abc import Callable
 
 from faultkit.observe.window import ProbeAttempt, ProbeResult
 
+# W3C baggage on every probe request: an OpenTelemetry-instrumented app copies it onto its spans
+# (and sends it on to its dependencies), so a collector can drop the probe's traffic from what the
+# agent under test sees and count it apart
+PROBE_BAGGAGE = {"baggage": "faultkit.origin=probe"}
 PROBE_MIN_ATTEMPTS = 20  # judged attempts an after window needs before a share of failures means anything
 SETTLE_FRACTION = 0.25  # the after window's first quarter is settling time, not judged
 MIN_PERIOD_S = 0.2  # at most 5 attempts a second: the workload is 10 requests a second

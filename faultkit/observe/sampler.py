@@ -19,7 +19,7 @@ import requests
 
 from faultkit.catalog.model import Probe, thaw
 from faultkit.observe.load import LoadMeter, MachineWindow
-from faultkit.observe.probing import SymptomProber, probe_period
+from faultkit.observe.probing import PROBE_BAGGAGE, SymptomProber, probe_period
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
@@ -43,6 +43,7 @@ class Sampler:
         self.probe = probe
         self.log_message = (log_message or "").lower()
         self.session = requests.Session()
+        self.session.headers.update(PROBE_BAGGAGE)  # only the probe sends through this session
         # attempts overlap while one waits out a slow answer: one pooled connection for each
         self.session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=64))
         self.pool = ThreadPoolExecutor(max_workers=8)

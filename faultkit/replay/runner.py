@@ -59,7 +59,7 @@ def run_schedule(workspace: Workspace, platform: Platform, plan: SchedulePlan, o
     }
     record = RunRecord(folder, run, traffic={"service": app.entry, "bucket_s": bucket, "samples": []})
     record.bundle.write_text("schedule.json", plan.text)
-    traffic = Traffic(platform, app.entry, bucket)
+    traffic = Traffic(platform, app.entry, bucket, app.signals.requests)
     clock = Clock(platform, plan, ClockParams(options.interval_s, options.invoke, options.budget_s), record,
                   journal, traffic, builds, show)
     journal.begin(run_id, f"schedule {plan.name}")

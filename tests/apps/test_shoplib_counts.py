@@ -1,5 +1,6 @@
-"""minishop's request counter counts a 5xx whose caller hung up before the answer was written:
-the screens read these counters, and a caller's timeout is exactly when a fault's 5xx happen."""
+"""minishop's request histogram (http.server.request.duration) counts a 5xx whose caller hung up
+before the answer was written: the screens read these counts, and a caller's timeout is exactly
+when a fault's 5xx happen."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def counted(addr: str, status: str) -> float:
     text = requests.get(f"http://{addr}/metrics", timeout=5).text
     total = 0.0
     for line in text.splitlines():
-        if line.startswith("http_requests_total{") and f'status="{status}"' in line and 'route="/slow"' in line:
+        if line.startswith("http_server_request_duration_seconds_count{") \
+                and f'http_response_status_code="{status}"' in line and 'http_route="/slow"' in line:
             total += float(line.rsplit(" ", 1)[1])
     return total
 

@@ -53,13 +53,17 @@ def test_the_descriptor_images_block_is_checked_by_its_schema(tmp_path: Path) ->
     from faultkit.errors import InputError
 
     text = (Path(__file__).resolve().parents[2] / "apps" / "minishop" / "app.yaml").read_text()
-    assert "packages: [python3, python3-prometheus-client]" in text
+    assert "    packages: [python3]\n" in text
+    assert load_descriptor(Path(__file__).resolve().parents[2] / "apps" / "minishop" / "app.yaml").base_image.python
     bad = tmp_path / "app.yaml"
-    bad.write_text(text.replace("packages: [python3, python3-prometheus-client]", "packages: []"))
+    bad.write_text(text.replace("    packages: [python3]\n", "    packages: []\n"))
     with pytest.raises(InputError, match="images"):
         load_descriptor(bad)
-    bad.write_text(text.replace("base: {suite: bookworm, packages: [python3, python3-prometheus-client]}",
-                                "base: registry.example/python:3.11"))
+    bad.write_text(text.replace("python: [opentelemetry-api==1.45.1,", "python: ['opentelemetry-api; rm -rf /',"))
+    with pytest.raises(InputError, match=r"app.yaml:\d+: images.base: .*is not valid"):
+        load_descriptor(bad)
+    start, end = text.index("  base:\n"), text.index("\nservices:")
+    bad.write_text(text[:start] + "  base: registry.example/python:3.11" + text[end:])
     assert load_descriptor(bad).base_image.ref == "registry.example/python:3.11"
 
 

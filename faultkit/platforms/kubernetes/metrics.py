@@ -1,8 +1,9 @@
-"""Request counters per pod: through the API server's pod proxy (the default: no route to pod IPs
-needed), or with `--prometheus URL` as PromQL over the HTTP API of a Prometheus that scrapes the pods.
+"""Request counts per pod: through the API server's pod proxy (the default: no route to pod IPs
+needed), or with `--prometheus URL` as PromQL over the HTTP API of a Prometheus that scrapes the pods
+or the collector. Which series and labels is the descriptor's `signals.requests` (apps/signals.py).
 
-The Prometheus path assumes the labelling that the Kubernetes pod discovery examples and
-kube-prometheus give: each series carries the pod's `namespace` and `pod`. A pod whose last scrape
+The Prometheus path for kind exposition assumes the labelling that the Kubernetes pod discovery
+examples and kube-prometheus give: each series carries the pod's `namespace` and `pod`. A pod whose last scrape
 failed (`up == 0`), or that Prometheus has not discovered yet, did not answer (None), as on the pod
 proxy; Prometheus' values lag by up to one scrape interval, which the sampler's rates absorb.
 """
@@ -15,14 +16,15 @@ import requests
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from faultkit.apps.signals import EXPOSITION, RequestSignal
 from faultkit.errors import PlatformError
-from faultkit.platforms.counters import REQUESTS_METRIC, parse_requests
+from faultkit.platforms.counters import DEFAULT, parse_requests
 from faultkit.platforms.kubernetes.connection import Connection
 
 Counts = dict[str, float] | None
 
 
-def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
+def pod_requests(conn: Connection, namespace: str, pod: str, port: int, signal: RequestSignal = DEFAULT,
                  timeout: float = 2.0) -> dict[str, float] | None:
     """The pod's cumulative requests by status, or None when it does not answer."""
     try:
@@ -32,7 +34,7 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
             f"{pod}:{port}", namespace, "metrics", _request_timeout=(timeout, timeout))
     except (ApiException, HTTPError, OSError):
         return None
-    return parse_requests(str(text))
+    return parse_requests(str(text), signal)
 
 
 def _label_value(text: str) -> str:
@@ -68,16 +70,24 @@ class PromQL:
         """Refuse a URL where no Prometheus answers, at `up`, rather than at the first window."""
         self.query("vector(1)")
 
-    def requests_by_pod(self, namespace: str, pods: list[str]) -> dict[str, Counts]:
-        """Each pod's cumulative requests by status, summed over routes and methods as parse_requests does."""
+    def requests_by_pod(self, namespace: str, pods: list[str], signal: RequestSignal = DEFAULT) -> dict[str, Counts]:
+        """Each pod's cumulative requests by status, summed over routes and methods as parse_requests does.
+
+        For kind exposition a pod Prometheus has not scraped, or whose last scrape failed, did not
+        answer (None); the collector's series (spanmetrics, a user's query) have no such target, so
+        a pod without a series there has counted nothing yet ({})."""
         if not pods:
             return {}
-        where = f'namespace="{_label_value(namespace)}",pod=~"{"|".join(_label_value(p) for p in pods)}"'
-        answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
-        out: dict[str, Counts] = {p: ({} if p in answered else None) for p in pods}
+        out: dict[str, Counts] = {p: {} for p in pods}
+        if signal.kind == EXPOSITION:
+            where = f'namespace="{_label_value(namespace)}",pod=~"{"|".join(_label_value(p) for p in pods)}"'
+            answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
+            out = {p: ({} if p in answered else None) for p in pods}
         sums: dict[str, dict[str, float]] = defaultdict(dict)
-        for m, v in self.query(f"sum by (pod, status) ({REQUESTS_METRIC}{{{where}}})"):
-            sums[m.get("pod", "")][m.get("status", "unknown")] = v
+        for m, v in self.query(signal.promql(namespace, pods)):
+            by_status = sums[m.get(signal.pod_label, "")]
+            status = signal.status_of(m)
+            by_status[status] = by_status.get(status, 0.0) + v
         for pod, by_status in sums.items():
             if out.get(pod) is not None:
                 out[pod] = by_status

@@ -37,6 +37,7 @@ from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
+from faultkit.platforms.counters import require_exposition
 from faultkit.platforms.imagebuilds import ImageBuilds
 from faultkit.platforms.kubernetes import apply, objects, preconditions, settings, sites
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
@@ -266,10 +267,12 @@ class KubernetesPlatform:
         port = spec.ports[0].port if spec.ports else 80
         ns = self.owner.require().namespace
         slots = sorted(self._slot_pods(service).items())
+        signal = self.descriptor.signals.requests
         if self.prometheus_url:
-            by_pod = self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots])
+            by_pod = self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots], signal)
             return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
-        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port) for inst, p in slots}
+        require_exposition(signal, "the API server's pod proxy (no --prometheus given)")
+        return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port, signal) for inst, p in slots}
 
     @cached_property
     def promql(self) -> PromQL:

@@ -20,6 +20,7 @@ import requests
 
 from faultkit import errors
 from faultkit.apps.descriptor import load_app
+from faultkit.apps.signals import RequestSignal
 from faultkit.errors import PlatformError
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord, Platform
 from faultkit.platforms.local import actions as act
@@ -69,6 +70,7 @@ class LocalPlatform:
         self.default_app = app
         self.environ = environ
         self._scrapes: requests.Session | None = None
+        self._request_signal: RequestSignal | None = None  # the descriptor's, read at the first count
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -237,12 +239,17 @@ class LocalPlatform:
         return self._call("endpoint", service=service, port=port)
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
-        """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer)."""
-        from faultkit.platforms.counters import scrape
+        """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer),
+        as the descriptor's signals.requests names them (the local platform reads no Prometheus)."""
+        from faultkit.platforms.counters import require_exposition, scrape
 
+        if self._request_signal is None:
+            self._request_signal = load_app(self.workspace, self._app_name()).signals.requests
+            require_exposition(self._request_signal, "the local platform")
         if self._scrapes is None:
             self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
-        return {iid: scrape(url, self._scrapes) for iid, url in sorted(self.instance_endpoints(service).items())}
+        signal, endpoints = self._request_signal, self.instance_endpoints(service)
+        return {iid: scrape(url, self._scrapes, signal) for iid, url in sorted(endpoints.items())}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""

@@ -2,6 +2,9 @@
 
 Addresses are read from the environment at every call (never cached) because
 the platform may rewrite them between launches; they are opaque "host:port".
+
+Every request is a CLIENT span whose context (and baggage) goes out in the
+W3C `traceparent` and `baggage` headers, so one trace crosses the services.
 """
 
 import json
@@ -11,7 +14,11 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
 from shoplib.http import HTTPError
+from shoplib.telemetry import PROPAGATOR, SCOPE
 
 DEFAULT_TIMEOUT = 2.0
 
@@ -44,14 +51,28 @@ def request(
     returned, not raised, so callers decide how to treat them.
     """
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://{addr}{path}", data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            status, raw = resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        status, raw = exc.code, exc.read()
+    url = f"http://{addr}{path}"
+    host, _, port = addr.rpartition(":")
+    attrs: dict[str, str | int] = {"http.request.method": method, "url.full": url,
+                                   "server.address": host or addr}
+    if port.isdigit():
+        attrs["server.port"] = int(port)
+    tracer = trace.get_tracer(SCOPE)
+    with tracer.start_as_current_span(method, kind=SpanKind.CLIENT, attributes=attrs) as span:
+        headers: dict[str, str] = {}
+        PROPAGATOR.inject(headers)  # traceparent, and baggage when the context carries any
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        span.set_attribute("http.response.status_code", status)
+        if status >= 500:
+            span.set_attribute("error.type", str(status))
+            span.set_status(Status(StatusCode.ERROR))
     try:
         return status, json.loads(raw) if raw else None
     except ValueError:

@@ -1,4 +1,9 @@
-"""Tiny HTTP framework: router, JSON handling, probes, metrics, graceful stop."""
+"""Tiny HTTP framework: router, JSON handling, probes, telemetry, graceful stop.
+
+Every request in, but the probe and scrape endpoints, is a SERVER span under the OpenTelemetry
+semantic conventions (its context taken from the caller's `traceparent` and `baggage` headers) and
+a sample of the `http.server.request.duration` histogram, which /metrics serves (telemetry.py).
+"""
 
 import json
 import signal
@@ -10,15 +15,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
-from prometheus_client import generate_latest
+from opentelemetry import context
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from shoplib import telemetry
 from shoplib.config import listen_host, require_port
 from shoplib.log import Logger
 
-# Probe and scrape endpoints are not business traffic; counting them would
+# Probe and scrape endpoints are not business traffic; counting or tracing them would
 # drown the request-rate signal.
 _UNCOUNTED = {"/metrics", "/healthz", "/readyz"}
+_UNMATCHED = "<unmatched>"
 
 
 class HTTPError(Exception):
@@ -78,19 +86,13 @@ class App:
         self.log = log or Logger(service)
         self.routes: list[tuple[str, str, list[str], Handler]] = []
         self.ready_check: Callable[[], bool] = lambda: True
-        self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "http_requests_total", "HTTP requests handled",
-            ["service", "route", "method", "status"], registry=self.registry,
-        )
-        self.duration = Histogram(
-            "http_request_duration_seconds", "HTTP request latency",
-            ["service", "route"], registry=self.registry,
-        )
+        self.telemetry = telemetry.install(service)
+        # a service's own prometheus_client metrics go here too
+        self.registry = self.telemetry.registry
         self.route("GET", "/healthz")(lambda _r: Response(200, b"ok", "text/plain"))
         self.route("GET", "/readyz")(self._readyz)
         self.route("GET", "/metrics")(
-            lambda _r: Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
+            lambda _r: Response(200, generate_latest(self.telemetry.registry), CONTENT_TYPE_LATEST)
         )
 
     def route(self, method: str, template: str) -> Callable[[Handler], Handler]:
@@ -118,8 +120,8 @@ class App:
             req.params = params
             return template, self._run(fn, req)
         if allowed:
-            return "<unmatched>", _json(405, {"error": "method not allowed"})
-        return "<unmatched>", _json(404, {"error": "not found"})
+            return _UNMATCHED, _json(405, {"error": "method not allowed"})
+        return _UNMATCHED, _json(404, {"error": "not found"})
 
     def _run(self, fn: Handler, req: Request) -> Response:
         try:
@@ -145,13 +147,41 @@ class App:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length > 0 else b""
                 req = Request(self.command, self.path, self.headers, body)
-                route, resp = app.dispatch(req)
-                # Counted once the answer is decided, before it is written: a caller that hung up
-                # (its timeout) makes the write fail, and its 5xx must still be counted.
-                if route not in _UNCOUNTED:
-                    labels = (app.service, route)
-                    app.requests.labels(*labels, self.command, str(resp.status)).inc()
-                    app.duration.labels(*labels).observe(time.monotonic() - start)
+                if req.path in _UNCOUNTED:
+                    self._answer(app.dispatch(req)[1])
+                    return
+                # the caller's context made current, not only the span's parent: its baggage goes
+                # on with this request's own calls
+                token = context.attach(telemetry.PROPAGATOR.extract(self.headers))
+                try:
+                    self._traced(req, start)
+                finally:
+                    context.detach(token)
+
+            def _traced(self, req: Request, start: float) -> None:
+                tel = app.telemetry
+                with tel.tracer.start_as_current_span(
+                    self.command, kind=SpanKind.SERVER,
+                    attributes={"http.request.method": self.command, "url.path": req.path},
+                ) as span:
+                    route, resp = app.dispatch(req)
+                    attrs: dict[str, str | int] = {
+                        "http.request.method": self.command,
+                        "http.response.status_code": resp.status,
+                    }
+                    if route != _UNMATCHED:
+                        attrs["http.route"] = route
+                        span.update_name(f"{self.command} {route}")
+                    span.set_attributes(attrs)
+                    if resp.status >= 500:
+                        span.set_attribute("error.type", str(resp.status))
+                        span.set_status(Status(StatusCode.ERROR))
+                    # Counted once the answer is decided, before it is written: a caller that hung
+                    # up (its timeout) makes the write fail, and its 5xx must still be counted.
+                    tel.duration.record(time.monotonic() - start, attrs)
+                    self._answer(resp)
+
+            def _answer(self, resp: Response) -> None:
                 self.send_response(resp.status)
                 self.send_header("Content-Type", resp.content_type)
                 self.send_header("Content-Length", str(len(resp.body)))

@@ -11,6 +11,8 @@ import threading
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from shoplib import trace_ids
+
 _LOCK = threading.Lock()
 
 
@@ -31,6 +33,7 @@ class Logger:
             "service": self.service,
             "message": message,
         }
+        record.update(trace_ids.current())
         for key, value in extra.items():
             if key not in record:
                 record[key] = value

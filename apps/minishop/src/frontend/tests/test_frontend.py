@@ -67,4 +67,5 @@ def test_checkout_failure_is_500_and_logged():
         metrics = request(addr, "GET", "/metrics")[1]
     record = json.loads(out.getvalue().splitlines()[0])
     assert record["level"] == "ERROR" and record["message"].startswith("checkout failed: ")
-    assert 'route="/checkout",service="frontend",status="500"' in metrics
+    assert ('http_server_request_duration_seconds_count{http_request_method="POST",'
+            'http_response_status_code="500",http_route="/checkout"') in metrics

@@ -1,0 +1,95 @@
+"""Where an application's signals come from: the descriptor's `signals:` section (issue 30).
+
+`requests` says where request counts by status come from. Its defaults are OpenTelemetry's HTTP
+semantic conventions as the SDK's Prometheus exporter prints them, so an instrumented app needs no
+`signals:` at all:
+
+- `exposition` (the default): each instance's /metrics in Prometheus text format, read as the
+  counter `metric` (default `http_server_request_duration_seconds_count`, the count of the
+  `http.server.request.duration` histogram) by its label `status_label` (default
+  `http_response_status_code`), summed over every other label. On a cluster given a Prometheus,
+  the same series by PromQL, by the `pod` and `namespace` labels Prometheus' pod discovery gives.
+- `spanmetrics`: PromQL over the collector's spanmetrics connector, its calls counter (`metric`,
+  default `traces_span_metrics_calls_total`) for SERVER spans. Spans carry no HTTP status there,
+  only the span status: `STATUS_CODE_ERROR` is counted as a 5xx ("500"), every other status as a
+  2xx ("200"), so a 4xx is an OK call, as the HTTP conventions set a server span's status. The
+  series must carry the pod and namespace as labels (`pod_label`, `namespace_label`, by default
+  `k8s_pod_name` and `k8s_namespace_name`: the k8sattributes processor's resource attributes, made
+  spanmetrics dimensions).
+- `promql`: the user's own `query`, where `$namespace` is the app's namespace and `$pods` a regex
+  alternation of its pod names; the answer's samples are read by `pod_label` and `status_label`.
+
+`traces` is where traces are queried: a Jaeger query URL (its HTTP API), for those who read them.
+A `logs` part is reserved for log formats and is not read here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+EXPOSITION, SPANMETRICS, PROMQL = "exposition", "spanmetrics", "promql"
+KINDS = (EXPOSITION, SPANMETRICS, PROMQL)
+HISTOGRAM_COUNT = "http_server_request_duration_seconds_count"
+SPANMETRICS_CALLS = "traces_span_metrics_calls_total"
+ERROR_STATUS, OK_STATUS = "500", "200"  # spanmetrics' span status, as the screens count statuses
+
+_DEFAULTS: dict[str, dict[str, str]] = {
+    EXPOSITION: {"metric": HISTOGRAM_COUNT, "status_label": "http_response_status_code",
+                 "pod_label": "pod", "namespace_label": "namespace"},
+    SPANMETRICS: {"metric": SPANMETRICS_CALLS, "status_label": "status_code",
+                  "pod_label": "k8s_pod_name", "namespace_label": "k8s_namespace_name"},
+    PROMQL: {"metric": "", "status_label": "status", "pod_label": "pod", "namespace_label": "namespace"},
+}
+
+
+@dataclass(frozen=True)
+class RequestSignal:
+    kind: str = EXPOSITION
+    metric: str = HISTOGRAM_COUNT
+    status_label: str = "http_response_status_code"
+    pod_label: str = "pod"
+    namespace_label: str = "namespace"
+    query: str = ""  # kind promql: the template
+
+    def promql(self, namespace: str, pods: list[str]) -> str:
+        """The instant query giving each pod's cumulative requests by status."""
+        regex = "|".join(_quoted(p) for p in pods)
+        if self.kind == PROMQL:
+            return self.query.replace("$namespace", _quoted(namespace)).replace("$pods", regex)
+        where = f'{self.namespace_label}="{_quoted(namespace)}",{self.pod_label}=~"{regex}"'
+        if self.kind == SPANMETRICS:
+            where += ',span_kind="SPAN_KIND_SERVER"'
+        return f"sum by ({self.pod_label}, {self.status_label}) ({self.metric}{{{where}}})"
+
+    def status_of(self, labels: dict[str, str]) -> str:
+        """The status a sample counts under: its status code, or for spanmetrics 500 or 200."""
+        value = labels.get(self.status_label, "unknown")
+        if self.kind == SPANMETRICS:
+            return ERROR_STATUS if value == "STATUS_CODE_ERROR" else OK_STATUS
+        return value
+
+
+@dataclass(frozen=True)
+class TraceSignal:
+    jaeger: str = ""  # a Jaeger query URL ("": none declared)
+
+
+@dataclass(frozen=True)
+class Signals:
+    requests: RequestSignal = field(default_factory=RequestSignal)
+    traces: TraceSignal = field(default_factory=TraceSignal)
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def signals_from_data(d: dict[str, Any] | None) -> Signals:
+    """The Signals of a descriptor's `signals:` section (already checked by the app schema)."""
+    d = d or {}
+    r = d.get("requests") or {}
+    kind = r.get("kind", EXPOSITION)
+    values = {**_DEFAULTS[kind], **{k: str(v) for k, v in r.items() if k != "kind"}}
+    requests = RequestSignal(kind=kind, **values)
+    return Signals(requests=requests, traces=TraceSignal(jaeger=str((d.get("traces") or {}).get("jaeger", ""))))
