@@ -36,6 +36,7 @@ def window_figures(folder: Path) -> list[WindowFigure]:
     try:
         inputs, stages = read_json(folder, "inputs.json"), read_json(folder, "stages.json")
         scope, entry = tuple(inputs["app"]["scope"]), inputs["app"]["entry"]
+        version = sc.sealed_version(inputs)
         cycles = [c for c in stages["cycles"] if c.get("counted")]
     except (FaultkitError, KeyError, TypeError):
         return []
@@ -47,7 +48,7 @@ def window_figures(folder: Path) -> list[WindowFigure]:
             if not w.get("samples"):
                 continue
             errors, where = sc.error_rate(w, scope)
-            new_logs = sc.new_error_log_rate(before, w)[0] if before and phase != "before" else 0.0
+            new_logs = sc.new_error_log_rate(before, w, version)[0] if before and phase != "before" else 0.0
             out.append(WindowFigure(c["index"], phase, c[phase], len(w["samples"]), errors, where, new_logs,
                                     round(sc.rate(w, entry, "ok"), 3), sc.restarts(w, scope)[0]))
     return out

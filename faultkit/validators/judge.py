@@ -212,7 +212,7 @@ def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: Window, a
 
 def _screening_rules(before: Window, after: Window, scope: tuple[str, ...], version: int) -> list[Rule]:
     errors, where = sc.error_rate(after, scope, version)
-    new_logs, examples = sc.new_error_log_rate(before, after)
+    new_logs, examples = sc.new_error_log_rate(before, after, version)
     restarts, _ = sc.restarts(after, scope)
     criteria = [
         Rule(
