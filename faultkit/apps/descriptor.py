@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps.logformat import JSON_LINES, LogFormat, log_format
 from faultkit.errors import InputError
 from faultkit.names import check_name
 from faultkit.schema import check_document
@@ -95,6 +96,7 @@ class AppDescriptor:
         left_out = {*self.load, *self.telemetry, *self.fault_controls}
         return tuple(s.name for s in self.services if s.name not in left_out)
     base_image: BaseImage = BaseImage()
+    log_format: LogFormat = JSON_LINES  # signals.logs: how the services' log lines are shaped
 
     @property
     def observed(self) -> tuple[str, ...]:
@@ -221,6 +223,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
+        log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )
     _check_references(app, path, line)
     return app
@@ -231,6 +234,14 @@ def _upstream(u: dict[str, Any] | None) -> Upstream | None:
         return None
     return Upstream(str(u["repository"]), str(u["version"]), u.get("commit"), str(u.get("path", "")),
                     tuple(UpstreamFile(f["path"], f["sha256"]) for f in u["files"]))
+
+
+def _log_format(data: dict[str, Any] | None, path: Path, line_of: Callable[[Pointer], int]) -> LogFormat:
+    try:
+        return log_format(data)
+    except InputError as e:  # "pattern: ...": the key at fault, placed in the file here
+        key = str(e).partition(":")[0]
+        raise InputError(f"{path}:{line_of(('signals', 'logs', key))}: signals.logs.{e}") from None
 
 
 def _base_image(value: str | dict | None) -> BaseImage:

@@ -338,7 +338,8 @@ class KubernetesPlatform:
         out: list[LogRecord] = []
         try:
             for inst, pod in self._slot_pods(service).items():
-                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until)
+                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until,
+                                self.descriptor.log_format)
         except ApiException as e:
             raise api_error(f"read logs of {service}", e) from None
         return sorted(out, key=lambda r: r.ts)

@@ -19,7 +19,7 @@ import psutil
 import requests
 
 from faultkit import errors
-from faultkit.apps.descriptor import load_app
+from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import PlatformError
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord, Platform
 from faultkit.platforms.local import actions as act
@@ -69,6 +69,7 @@ class LocalPlatform:
         self.default_app = app
         self.environ = environ
         self._scrapes: requests.Session | None = None
+        self._app_descriptor: AppDescriptor | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -195,6 +196,13 @@ class LocalPlatform:
             raise PlatformError("nothing is up on the local platform; run `faultkit up` first")
         return str(info["app"])
 
+    def _descriptor(self) -> AppDescriptor:
+        """The running app's descriptor, read once per app (logs parse every window's lines with it)."""
+        name = self.app()
+        if self._app_descriptor is None or self._app_descriptor.name != name:
+            self._app_descriptor = load_app(self.workspace, name)
+        return self._app_descriptor
+
     # -- state ------------------------------------------------------------------------------
     def supervisor_status(self) -> SupervisorStatus:
         """The supervisor's record: phase, and per service its instances, build and endpoint."""
@@ -295,7 +303,7 @@ class LocalPlatform:
             instance = path.stem
             if not instance.removeprefix(f"{service}-").isdigit():
                 continue
-            out.extend(read_records(path, service, instance, since, until))
+            out.extend(read_records(path, service, instance, since, until, self._descriptor().log_format))
         return sorted(out, key=lambda r: r.ts)
 
     # -- direct interventions ---------------------------------------------------------------
