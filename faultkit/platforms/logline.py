@@ -45,6 +45,11 @@ def log_records(lines: Iterable[tuple[float, str, bool]], service: str, instance
     return out
 
 
+def log_source(source: str, fmt: LogFormat) -> dict[str, object]:
+    """Where log records are read ("files", "pods", "otlp") and in what format, as a window's `sources` records it."""
+    return {"source": source, **fmt.describe()}
+
+
 def plain(ts: float, raw: str, service: str, instance: str) -> LogRecord:
     level = "ERROR" if any(m in raw for m in TRACEBACK_MARKS) else "INFO"
     return LogRecord(ts, service, instance, level, raw, {})

@@ -336,6 +336,24 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
     return rules
 
 
+def recorded_sources(folder: Path) -> dict[str, dict[str, dict[str, object]]]:
+    """Each window's `sources` by window name (rules v5: which source measured its figures), for
+    people and scripts; no rule reads them. {} for a bundle sealed before v5."""
+    names = _window_names(cast(StagesFile, read_object(folder, "stages.json")))
+    windows = {name: read_object(folder, f"windows/{name}.json") for name in names}
+    return {name: w["sources"] for name, w in windows.items() if isinstance(w.get("sources"), dict)}
+
+
+def describe_sources(sources: dict[str, dict[str, object]]) -> str:
+    """One line for people: `requests: scrape /metrics http_requests_total; logs: files, json`."""
+    parts = []
+    for signal, where in sorted(sources.items()):
+        values = [str(where[k]) for k in ("kind", "source", "endpoint", "query", "metric", "format", "pattern")
+                  if where.get(k)]
+        parts.append(f"{signal}: {' '.join(values)}")
+    return "; ".join(parts)
+
+
 def verify_and_judge(folder: Path) -> tuple[Verdict, bool]:
     """Recompute a sealed bundle's verdict; True when it matches the recorded one byte for byte."""
     verify_bundle(folder)

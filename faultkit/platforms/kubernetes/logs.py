@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 from faultkit.apps.logformat import JSON_LINES, LogFormat
 from faultkit.platforms.base import LogRecord
 from faultkit.platforms.kubernetes.connection import Connection
-from faultkit.platforms.logline import log_record, log_records
+from faultkit.platforms.logline import log_record, log_records, log_source
 
 
 def split_k8s_line(line: str) -> tuple[float, str, bool] | None:
@@ -30,6 +30,11 @@ def split_k8s_line(line: str) -> tuple[float, str, bool] | None:
 def parse_k8s_line(line: str, service: str, instance: str, fmt: LogFormat = JSON_LINES) -> LogRecord | None:
     split = split_k8s_line(line)
     return log_record(split[0], split[1], service, instance, fmt=fmt) if split else None
+
+
+def pod_log_source(fmt: LogFormat) -> dict[str, object]:
+    """Logs come from the pod logs API, each line read in the app's format."""
+    return log_source("pods", fmt)
 
 
 def pod_logs(conn: Connection, namespace: str, pod: dict[str, Any], container: str, service: str, instance: str,

@@ -35,6 +35,20 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int,
     return parse_requests(str(text))
 
 
+def requests_query(where: str) -> str:
+    """The PromQL that reads each pod's cumulative requests by status, over the series `where` selects."""
+    return f"sum by (pod, status) ({REQUESTS_METRIC}{{{where}}})"
+
+
+def request_source(prometheus_url: str, namespace: str) -> dict[str, object]:
+    """Where request counts are read, as a window's `sources` records it."""
+    if prometheus_url:
+        return {"kind": "promql", "endpoint": prometheus_url,
+                "query": requests_query(f'namespace="{_label_value(namespace)}",pod=~"<the service\'s pods>"'),
+                "metric": REQUESTS_METRIC}
+    return {"kind": "pod-proxy", "endpoint": "/metrics", "metric": REQUESTS_METRIC}
+
+
 def _label_value(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -76,7 +90,7 @@ class PromQL:
         answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
         out: dict[str, Counts] = {p: ({} if p in answered else None) for p in pods}
         sums: dict[str, dict[str, float]] = defaultdict(dict)
-        for m, v in self.query(f"sum by (pod, status) ({REQUESTS_METRIC}{{{where}}})"):
+        for m, v in self.query(requests_query(where)):
             sums[m.get("pod", "")][m.get("status", "unknown")] = v
         for pod, by_status in sums.items():
             if out.get(pod) is not None:

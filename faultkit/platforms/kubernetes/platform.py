@@ -45,8 +45,8 @@ from faultkit.platforms.kubernetes.connection import Connection, api_error, guar
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
-from faultkit.platforms.kubernetes.logs import pod_logs
-from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
+from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -271,6 +271,10 @@ class KubernetesPlatform:
             return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
         return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port) for inst, p in slots}
 
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        return {"requests": request_source(self.prometheus_url, self.owner.require().namespace),
+                "logs": pod_log_source(self.descriptor.log_format)}
+
     @cached_property
     def promql(self) -> PromQL:
         return PromQL(self.prometheus_url)
@@ -338,8 +342,7 @@ class KubernetesPlatform:
         out: list[LogRecord] = []
         try:
             for inst, pod in self._slot_pods(service).items():
-                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until,
-                                self.descriptor.log_format)
+                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until, self.descriptor.log_format)
         except ApiException as e:
             raise api_error(f"read logs of {service}", e) from None
         return sorted(out, key=lambda r: r.ts)

@@ -29,6 +29,7 @@ from faultkit.platforms.local.logfiles import read_records, tail
 from faultkit.platforms.local.processes import recorded_alive, signal_group, wait_gone
 from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
 from faultkit.platforms.local.status import SupervisorStatus, typed_status
+from faultkit.platforms.logline import log_source
 from faultkit.workspace import Workspace
 
 ERRORS = {name: getattr(errors, name)
@@ -250,6 +251,13 @@ class LocalPlatform:
         if self._scrapes is None:
             self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
         return {iid: scrape(url, self._scrapes) for iid, url in sorted(self.instance_endpoints(service).items())}
+
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        """Request counts scraped from each instance's /metrics; logs from the instances' log files."""
+        from faultkit.platforms.counters import REQUESTS_METRIC
+
+        return {"requests": {"kind": "scrape", "endpoint": "/metrics", "metric": REQUESTS_METRIC},
+                "logs": log_source("files", self._descriptor().log_format)}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
