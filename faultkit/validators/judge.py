@@ -1,7 +1,10 @@
 """The verdict, computed from an evidence bundle alone.
 
 `validate` calls `judge_bundle` on its own bundle before sealing it, and `faultkit judge BUNDLE`
-calls it again later: both read the same files, so the verdicts agree byte for byte.
+calls it again later: both read the same files, so the verdicts agree byte for byte. Each bundle
+is judged under the screening rules it was sealed with (screening.py: v2-v5). A v5 window's
+`sources` (which source measured its figures) are shown beside the verdict (`recorded_sources`),
+never read by a rule, so the verdict's bytes do not depend on them.
 """
 
 from __future__ import annotations
