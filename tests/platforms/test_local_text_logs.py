@@ -52,7 +52,8 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspac
     ws = shop.make_workspace(tmp_path_factory.mktemp("textshop"))
     text_logging(ws)
     assert load_app(ws, "minishop").log_format.format == "text"
-    platform = shop.start(ws)
+    platform = LocalPlatform(ws, environ=shop.env_for(ws))
+    platform.up("minishop", timeout=400)  # eleven services on a shared, busy machine
     try:
         yield ws, platform
     finally:
