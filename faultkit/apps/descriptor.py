@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faultkit.apps.logformat import JSON_LINES, LogFormat, log_format
 from faultkit.apps.signals import Signals, signals_from_data
 from faultkit.errors import InputError
 from faultkit.names import check_name
@@ -99,6 +100,7 @@ class AppDescriptor:
         left_out = {*self.load, *self.telemetry, *self.fault_controls}
         return tuple(s.name for s in self.services if s.name not in left_out)
     base_image: BaseImage = BaseImage()
+    log_format: LogFormat = JSON_LINES  # signals.logs: how the services' log lines are shaped
 
     @property
     def observed(self) -> tuple[str, ...]:
@@ -226,6 +228,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
         signals=signals_from_data(d.get("signals")),
+        log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )
     _check_references(app, path, line)
     return app
@@ -236,6 +239,14 @@ def _upstream(u: dict[str, Any] | None) -> Upstream | None:
         return None
     return Upstream(str(u["repository"]), str(u["version"]), u.get("commit"), str(u.get("path", "")),
                     tuple(UpstreamFile(f["path"], f["sha256"]) for f in u["files"]))
+
+
+def _log_format(data: dict[str, Any] | None, path: Path, line_of: Callable[[Pointer], int]) -> LogFormat:
+    try:
+        return log_format(data)
+    except InputError as e:  # "pattern: ...": the key at fault, placed in the file here
+        key = str(e).partition(":")[0]
+        raise InputError(f"{path}:{line_of(('signals', 'logs', key))}: signals.logs.{e}") from None
 
 
 def _base_image(value: str | dict | None) -> BaseImage:

@@ -20,7 +20,8 @@ semantic conventions as the SDK's Prometheus exporter prints them, so an instrum
   alternation of its pod names; the answer's samples are read by `pod_label` and `status_label`.
 
 `traces` is where traces are queried: a Jaeger query URL (its HTTP API), for those who read them.
-A `logs` part is reserved for log formats and is not read here.
+`logs` is the services' log line format, read by faultkit/apps/logformat.py into the descriptor's
+`log_format`.
 """
 
 from __future__ import annotations

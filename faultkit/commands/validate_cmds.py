@@ -18,7 +18,7 @@ from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.observe.load import MAX_LOAD_PER_CORE, MAX_STEAL, Limits
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.judge import Verdict, verify_and_judge
+from faultkit.validators.judge import Verdict, describe_sources, recorded_sources, verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS, is_screening_criterion
@@ -151,10 +151,13 @@ def judge_cmd(bundle: Path, trust: tuple[Path, ...], as_json: bool) -> int:
     verdict, same = verify_and_judge(bundle)
     check_trusted(bundle, trusted_or_own(root, trust))
     labels = _labels_match(bundle) if same else None
+    sources = recorded_sources(bundle)
     if as_json:
-        print_json({"verdict": verdict, "matches_recorded": same, "labels_match": labels})
+        print_json({"verdict": verdict, "matches_recorded": same, "labels_match": labels, "sources": sources})
     else:
         render_verdict(verdict, bundle)
+        for line in sorted({describe_sources(s) for s in sources.values()}):
+            click.echo(f"measured by: {line}")
         click.echo("recomputed verdict matches the recorded one" if same else "MISMATCH with the recorded verdict")
         if labels is not None:
             click.echo(f"recomputed {LABELS} matches the stored one")

@@ -88,9 +88,10 @@ def metric_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, v
     return out
 
 
-def log_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
-    """New ERROR templates (absent from the cycle's before window) with their rate per minute."""
-    per_cycle = [(c.index, m.new_templates(c.before, c.after)) for c in cycles]
+def log_evidence(cycles: list[Cycle], version: int = 3) -> list[dict[str, Any]]:
+    """New ERROR templates (absent from the cycle's before window, masked as rules `version` mask
+    them, as the verdict counted them) with their rate per minute."""
+    per_cycle = [(c.index, m.new_templates(c.before, c.after, version)) for c in cycles]
     keys = sorted({k for _, found in per_cycle for k in found})
     return [
         {
@@ -126,6 +127,6 @@ def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, vers
                  probe_service: str | None = None) -> dict[str, list[dict[str, Any]]]:
     return {
         "metrics": metric_evidence(cycles, probe_route, entry_service, version, probe_service),
-        "logs": log_evidence(cycles),
+        "logs": log_evidence(cycles, version),
         "events": event_evidence(cycles),
     }

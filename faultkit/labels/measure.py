@@ -58,21 +58,21 @@ def unready(window: Window, service: str) -> int:
     )
 
 
-def error_templates(window: Window) -> dict[tuple[str, str], int]:
-    """(service, masked template) -> ERROR records in the window."""
+def error_templates(window: Window, version: int = sc.RULES_VERSION) -> dict[tuple[str, str], int]:
+    """(service, masked template, as rules `version` mask it) -> ERROR records in the window."""
     out: dict[tuple[str, str], int] = {}
     for record in window["logs"]:
         if record["level"] in ("ERROR", "CRITICAL", "FATAL"):
-            key = (record["service"], sc.template(record["message"]))
+            key = (record["service"], sc.template(record["message"], version))
             out[key] = out.get(key, 0) + 1
     return out
 
 
-def new_templates(before: Window, after: Window) -> dict[tuple[str, str], float]:
+def new_templates(before: Window, after: Window, version: int = sc.RULES_VERSION) -> dict[tuple[str, str], float]:
     """Templates of the after window that the before window did not log, per minute."""
-    old = {t for _, t in error_templates(before)}
+    old = {t for _, t in error_templates(before, version)}
     per_min = 1.0 / sc.minutes(after)
-    return {k: round(n * per_min, 3) for k, n in error_templates(after).items() if k[1] not in old}
+    return {k: round(n * per_min, 3) for k, n in error_templates(after, version).items() if k[1] not in old}
 
 
 def services(window: Window) -> list[str]:

@@ -3,7 +3,9 @@
 Each sample holds, per instance, its build, readiness, restart and OOM counts and its cumulative
 request counters by status. The symptom probe runs beside the samples on its own clock (probing.py),
 every attempt recorded in the window's `probes`. At the end, the window's log records
-(warnings and errors, and any line with the fault's message) are read from the platform. The
+(warnings and errors, and any line with the fault's message) are read from the platform. Since
+rules v5 the window also records where each figure was read (`sources`: the platform's
+`signal_sources()`: the request counts' endpoint or query, the logs' source and format). The
 window is raw data: every rate and rule is computed later from it (validators/screening.py).
 """
 
@@ -35,8 +37,10 @@ class WindowSpec:
 
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
-                 log_message: str | None = None, continuous_probe: bool = True) -> None:
+                 log_message: str | None = None, continuous_probe: bool = True, record_sources: bool = False) -> None:
         self.platform = platform
+        # rules v5: each window says which source measured its figures (older windows keep their bytes)
+        self.record_sources = record_sources
         # rules v3: the probe on its own clock (probing.py); v2: one probe with each sample
         self.continuous_probe = continuous_probe
         self.services = services
@@ -94,6 +98,8 @@ class Sampler:
         if prober:
             window["probe_period_s"] = period
             window["probes"] = attempts
+        if self.record_sources:
+            window["sources"] = {k: dict(v) for k, v in self.platform.signal_sources().items()}
         return window
 
     def _prober(self, period: float) -> SymptomProber:

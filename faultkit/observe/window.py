@@ -79,3 +79,6 @@ class Window(TypedDict):
     # rules v3: the probe runs on its own clock (sized by the window), not in the samples
     probe_period_s: NotRequired[float]
     probes: NotRequired[list[ProbeAttempt]]
+    # rules v5: which source measured each figure, as the platform's signal_sources() said at the
+    # window's end: {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}
+    sources: NotRequired[dict[str, dict[str, object]]]

@@ -173,6 +173,10 @@ class Platform(Protocol):
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         """Each instance's cumulative requests by HTTP status; None for one that did not answer."""
         ...
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        """Which source `request_counts` and `logs` read, as each window records it (rules v5):
+        {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}."""
+        ...
 
     # direct interventions
     def actions(self) -> frozenset[str]:

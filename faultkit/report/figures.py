@@ -14,6 +14,7 @@ from faultkit.errors import FaultkitError
 from faultkit.evidence import read_json
 from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
+from faultkit.validators.judge import describe_sources
 
 PHASES = ("before", "after", "recovery")
 
@@ -29,6 +30,7 @@ class WindowFigure:
     new_error_logs_per_min: float  # against the cycle's before window
     entry_ok_per_min: float  # non-5xx at the entry service
     restarts: int
+    sources: str = ""  # which source measured the figures (rules v5 windows record it), for people
 
 
 def window_figures(folder: Path) -> list[WindowFigure]:
@@ -36,6 +38,7 @@ def window_figures(folder: Path) -> list[WindowFigure]:
     try:
         inputs, stages = read_json(folder, "inputs.json"), read_json(folder, "stages.json")
         scope, entry = tuple(inputs["app"]["scope"]), inputs["app"]["entry"]
+        version = sc.sealed_version(inputs)
         cycles = [c for c in stages["cycles"] if c.get("counted")]
     except (FaultkitError, KeyError, TypeError):
         return []
@@ -47,7 +50,8 @@ def window_figures(folder: Path) -> list[WindowFigure]:
             if not w.get("samples"):
                 continue
             errors, where = sc.error_rate(w, scope)
-            new_logs = sc.new_error_log_rate(before, w)[0] if before and phase != "before" else 0.0
+            new_logs = sc.new_error_log_rate(before, w, version)[0] if before and phase != "before" else 0.0
             out.append(WindowFigure(c["index"], phase, c[phase], len(w["samples"]), errors, where, new_logs,
-                                    round(sc.rate(w, entry, "ok"), 3), sc.restarts(w, scope)[0]))
+                                    round(sc.rate(w, entry, "ok"), 3), sc.restarts(w, scope)[0],
+                                    describe_sources(w.get("sources", {}))))
     return out

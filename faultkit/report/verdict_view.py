@@ -56,14 +56,15 @@ def window_view(figures: list[WindowFigure]) -> str:
         f"<td class='l'>{escape(f.window)}</td><td>{f.samples}</td><td class='errors'>{f.errors_per_min:g}</td>"
         f"<td class='l'>{escape(f.errors_at if f.errors_per_min else '-')}</td>"
         f"<td class='logs'>{f.new_error_logs_per_min:g}</td>"
-        f"<td>{f.entry_ok_per_min:g}</td><td>{f.restarts}</td></tr>"
+        f"<td>{f.entry_ok_per_min:g}</td><td>{f.restarts}</td>"
+        f"<td class='l muted sources'>{escape(f.sources or '-')}</td></tr>"
         for f in figures
     )
     return ("<h3>Windows: the screening figures of every window</h3>" + charts +
             "<table id='fk-windows'><tr><th>cycle</th><th>phase</th><th class='l'>window</th><th>samples</th>"
             f"<th>5xx/min (threshold {ERRORS_PER_MIN:g})</th><th class='l'>largest at</th>"
             f"<th>new error logs/min (threshold {NEW_ERROR_LOGS_PER_MIN:g})</th><th>entry non-5xx/min</th>"
-            f"<th>restarts</th></tr>{rows}</table>")
+            f"<th>restarts</th><th class='l'>measured by</th></tr>{rows}</table>")
 
 
 def chain_view(labels: dict[str, Any] | None) -> str:

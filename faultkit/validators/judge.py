@@ -1,7 +1,10 @@
 """The verdict, computed from an evidence bundle alone.
 
 `validate` calls `judge_bundle` on its own bundle before sealing it, and `faultkit judge BUNDLE`
-calls it again later: both read the same files, so the verdicts agree byte for byte.
+calls it again later: both read the same files, so the verdicts agree byte for byte. Each bundle
+is judged under the screening rules it was sealed with (screening.py: v2-v5). A v5 window's
+`sources` (which source measured its figures) are shown beside the verdict (`recorded_sources`),
+never read by a rule, so the verdict's bytes do not depend on them.
 """
 
 from __future__ import annotations
@@ -212,7 +215,7 @@ def _message_rules(entry: dict[str, Any], app: dict[str, Any], before: Window, a
 
 def _screening_rules(before: Window, after: Window, scope: tuple[str, ...], version: int) -> list[Rule]:
     errors, where = sc.error_rate(after, scope, version)
-    new_logs, examples = sc.new_error_log_rate(before, after)
+    new_logs, examples = sc.new_error_log_rate(before, after, version)
     restarts, _ = sc.restarts(after, scope)
     criteria = [
         Rule(
@@ -334,6 +337,24 @@ def _recovery_rules(inputs: dict[str, Any], cycle: CycleRecord, before: Window, 
     rules += probe_rule.recovered(version, recovery)
     rules.append(other_site_rule(inputs, cycle, windows))
     return rules
+
+
+def recorded_sources(folder: Path) -> dict[str, dict[str, dict[str, object]]]:
+    """Each window's `sources` by window name (rules v5: which source measured its figures), for
+    people and scripts; no rule reads them. {} for a bundle sealed before v5."""
+    names = _window_names(cast(StagesFile, read_object(folder, "stages.json")))
+    windows = {name: read_object(folder, f"windows/{name}.json") for name in names}
+    return {name: w["sources"] for name, w in windows.items() if isinstance(w.get("sources"), dict)}
+
+
+def describe_sources(sources: dict[str, dict[str, object]]) -> str:
+    """One line for people: `requests: scrape /metrics http_requests_total; logs: files, json`."""
+    parts = []
+    for signal, where in sorted(sources.items()):
+        values = [str(where[k]) for k in ("kind", "source", "endpoint", "query", "metric", "format", "pattern")
+                  if where.get(k)]
+        parts.append(f"{signal}: {' '.join(values)}")
+    return "; ".join(parts)
 
 
 def verify_and_judge(folder: Path) -> tuple[Verdict, bool]:

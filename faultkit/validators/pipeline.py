@@ -28,6 +28,7 @@ from faultkit.validators.inputs import app_snapshot, inputs_record
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.judge import Verdict, judge_bundle
 from faultkit.validators.params import ValidationParams
+from faultkit.validators.screening import SOURCES_FROM
 from faultkit.validators.signals import Interrupted, signals_unwind
 from faultkit.validators.sites import SiteSamplers
 from faultkit.validators.stagelog import OnStage, Progress, StageLog, no_hook, no_progress
@@ -86,9 +87,10 @@ def validate(
     if entry.code:
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
-                      continuous_probe=params.rules >= 3)
+                      continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM)
     sites = platform.other_sites()
-    others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3) if sites else None
+    others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3,
+                          params.rules >= SOURCES_FROM) if sites else None
     journal = Journal(workspace.state_dir / "journal.json")
     journal.begin(run_id, entry.id, platform.target())
     static = StaticStages(log, workspace, platform, entry, app, params.rollout_timeout_s)

@@ -11,12 +11,20 @@ Definitions the rules rest on:
   steps too) that was answered 5xx or not at all.
 - new error log events attributable to the change: ERROR-level records in the after window whose
   template (the message with numbers, hex strings, ids and quoted values masked) does not occur in
-  the before window, per minute, over every observed service.
+  the before window, per minute, over every observed service. v5 mask UUIDs before hex strings:
+  v2-v4 masked hex first, which took a uuid4's first and last groups and left the letters of its
+  middle ones (`<hex>-<n>b<n>d-...`), so nearly every uuid4 in a message made a template of its own
+  (100 errors naming 100 orders: about 100 "new" templates); v5 make it one.
 - keeps serving requests: the entry service answers at least one non-5xx request per minute, and
   at least SERVING_FRACTION of its before window's non-5xx rate. v4 count the workload's requests
   only: the probe's own answered requests at the entry service are taken off both windows.
 - a restart: any instance's restart count rises during the window, or an instance of the window's
   last sample is new and its service's instances restarted (a rollout is not a restart).
+
+Rules v5 are v4 with the UUID mask first, and windows that record which source measured each
+figure (the window's `sources`: where request counts and log records were read, and in what format;
+the platform's `signal_sources()`). The sources are a record for people and the judge's report, not
+an input to any rule: a v2-v4 window without them is judged as it was sealed.
 """
 
 from __future__ import annotations
@@ -31,24 +39,30 @@ from faultkit.observe.window import Point, ProbeAttempt, Sample, Window
 # Bumped whenever a rule's computation changes: a bundle is judged by the rules it was made under,
 # and the judge keeps every version in SUPPORTED_VERSIONS (v2: four probes a window, one failure
 # detects; v3: the probe on its own clock and a share of failures, validators/probe_rule.py; v4: as
-# v3, with every request of the probe's own taken off the counted traffic, keeps-serving included).
-# New validations use RULES_VERSION; v2 and v3 stay for judging the bundles sealed under them
-# (`validate --rules 2|3` still makes one).
-RULES_VERSION = 4
-SUPPORTED_VERSIONS = (2, 3, 4)
+# v3, with every request of the probe's own taken off the counted traffic, keeps-serving included;
+# v5: as v4, with the UUID mask before the hex mask and each window's signal sources recorded).
+# New validations use RULES_VERSION; v2-v4 stay for judging the bundles sealed under them
+# (`validate --rules 2|3|4` still makes one).
+RULES_VERSION = 5
+SUPPORTED_VERSIONS = (2, 3, 4, 5)
 # from this version on, the probe's requests are counted one by one (the attempts' `statuses`)
 EVERY_PROBE_REQUEST_FROM = 4
+# from this version on, UUIDs are masked before hex strings, and windows record their `sources`
+UUID_FIRST_FROM = 5
+SOURCES_FROM = 5
 ERRORS_PER_MIN = 4.0
 NEW_ERROR_LOGS_PER_MIN = 10.0
 SERVING_FRACTION = 0.25
 SERVING_MIN_PER_MIN = 1.0
 
-_MASKS = [
-    (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
-    (re.compile(r"\b[0-9a-f]{8,}\b", re.I), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f-]{27,}\b", re.I), "<uuid>"),
-    (re.compile(r"\d+(\.\d+)?"), "<n>"),
-]
+_QUOTED = (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>")
+_HEX = (re.compile(r"\b[0-9a-f]{8,}\b", re.I), "<hex>")
+_UUID = (re.compile(r"\b[0-9a-f]{8}-[0-9a-f-]{27,}\b", re.I), "<uuid>")
+_NUMBER = (re.compile(r"\d+(\.\d+)?"), "<n>")
+# v2-v4's order, kept for judging their bundles: the hex mask takes a uuid's first and last groups,
+# so the UUID mask never matches what is left and the middle groups' letters make a template each
+_MASKS_V4 = (_QUOTED, _HEX, _UUID, _NUMBER)
+_MASKS_V5 = (_QUOTED, _UUID, _HEX, _NUMBER)
 
 
 class Samples(TypedDict):
@@ -92,8 +106,9 @@ class Rule:
                 "detail": self.detail}
 
 
-def template(message: str) -> str:
-    for pattern, mask in _MASKS:
+def template(message: str, version: int = RULES_VERSION) -> str:
+    """The message with quoted values, ids, hex strings and numbers masked, as rules `version` mask them."""
+    for pattern, mask in (_MASKS_V5 if version >= UUID_FIRST_FROM else _MASKS_V4):
         message = pattern.sub(mask, message)
     return message.strip()
 
@@ -136,18 +151,18 @@ def error_rate(window: Window, scope: tuple[str, ...], version: int = 3) -> tupl
     return round(best[0] / minutes(window), 3), best[1]
 
 
-def error_templates(window: Window) -> dict[str, int]:
+def error_templates(window: Window, version: int = RULES_VERSION) -> dict[str, int]:
     out: dict[str, int] = {}
     for record in window["logs"]:
         if record["level"] in ("ERROR", "CRITICAL", "FATAL"):
-            key = template(record["message"])
+            key = template(record["message"], version)
             out[key] = out.get(key, 0) + 1
     return out
 
 
-def new_error_log_rate(before: Window, after: Window) -> tuple[float, list[str]]:
-    old = error_templates(before)
-    new = {k: n for k, n in error_templates(after).items() if k not in old}
+def new_error_log_rate(before: Window, after: Window, version: int = RULES_VERSION) -> tuple[float, list[str]]:
+    old = error_templates(before, version)
+    new = {k: n for k, n in error_templates(after, version).items() if k not in old}
     return round(sum(new.values()) / minutes(after), 3), sorted(new)[:5]
 
 

@@ -23,8 +23,9 @@ class SiteSamplers:
     """One sampler per other site; `observe` runs them beside the active site's window."""
 
     def __init__(self, platforms: Mapping[str, Platform], services: tuple[str, ...], probe: Probe | None,
-                 continuous_probe: bool) -> None:
-        self.samplers = {site: Sampler(p, services, probe, continuous_probe=continuous_probe)
+                 continuous_probe: bool, record_sources: bool = False) -> None:
+        self.samplers = {site: Sampler(p, services, probe, continuous_probe=continuous_probe,
+                                       record_sources=record_sources)
                          for site, p in sorted(platforms.items())}
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.samplers)))
 

@@ -235,6 +235,10 @@ class FakePlatform:
                     for r in s["logs"] if r["service"] == service and r["ts"] >= since
                     and (until is None or r["ts"] <= until)]
 
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        return {"requests": {"kind": "simulated", "metric": "requests by status"},
+                "logs": {"source": "memory", "format": "json"}}
+
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         with self.store.change() as s:
             self._tick(s)

@@ -72,9 +72,10 @@ def test_probe_requests_count_each_answer_and_each_request_left_unanswered():
     assert sc.probe_server_errors(w, 3) == 2  # v3: the unanswered attempt and the 500, one each
 
 
-def test_rules_v4_are_what_new_validations_use_and_v3_bundles_are_still_judged():
-    assert sc.RULES_VERSION == 4
-    assert set(sc.SUPPORTED_VERSIONS) == {2, 3, 4}
+def test_rules_v5_are_what_new_validations_use_and_older_bundles_are_still_judged():
+    assert sc.RULES_VERSION == 5
+    assert set(sc.SUPPORTED_VERSIONS) == {2, 3, 4, 5}
+    assert sc.EVERY_PROBE_REQUEST_FROM <= sc.RULES_VERSION  # v5 keeps v4's probe accounting
 
 
 def test_labels_count_a_v4_window_as_its_verdict_does():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from faultkit.observe.window import LogLine
 from faultkit.validators import screening as sc
 from tests.validators import windows as w
 
@@ -104,3 +107,30 @@ def test_points_are_per_minute_steps():
                                                  ("screening", False), ("keeps-serving", False)])
 def test_is_screening_criterion(rule, criterion):
     assert sc.is_screening_criterion(rule) is criterion
+
+
+def _uuid_errors(n: int) -> list[LogLine]:
+    return [w.log(i * 0.5, "cart", f"order {uuid.uuid4()} not found in 'cartstore'") for i in range(n)]
+
+
+def test_v5_masks_a_uuid4_as_one_template():
+    after = w.window("after-1", w.FAILING, logs=_uuid_errors(100))
+    assert sc.error_templates(after, 5) == {"order <uuid> not found in <q>": 100}
+    assert sc.template("order 0f3a9c1e-2b4d-4e5f-8a6b-7c8d9e0f1a2b failed", 5) == "order <uuid> failed"
+
+
+def test_v4_keeps_its_hex_first_masks_so_its_bundles_judge_as_sealed():
+    """v2-v4 masked hex before UUIDs: the first and last groups went to <hex>, the UUID mask then
+    matched nothing, and the letters left in the middle groups made nearly every uuid4 a template of
+    its own (documented here, kept for judging: a v4 bundle's verdict must not move)."""
+    after = w.window("after-1", w.FAILING, logs=_uuid_errors(100))
+    assert len(sc.error_templates(after, 4)) > 50
+    masked = sc.template("order 0f3a9c1e-2b4d-4e5f-8a6b-7c8d9e0f1a2b failed", 4)
+    assert masked == "order <hex>-<n>b<n>d-<n>e<n>f-<n>a<n>b-<hex> failed"
+
+
+def test_new_error_logs_by_version_on_uuid_messages():
+    before = w.window("before-1", w.HEALTHY, logs=[])
+    after = w.window("after-1", w.FAILING, logs=_uuid_errors(100))
+    assert sc.new_error_log_rate(before, after, 5)[1] == ["order <uuid> not found in <q>"]
+    assert len(sc.new_error_log_rate(before, after, 4)[1]) == 5  # the first five of many

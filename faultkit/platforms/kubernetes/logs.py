@@ -11,23 +11,34 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from faultkit.apps.logformat import JSON_LINES, LogFormat
 from faultkit.platforms.base import LogRecord
 from faultkit.platforms.kubernetes.connection import Connection
-from faultkit.platforms.logline import log_record
+from faultkit.platforms.logline import log_record, log_records, log_source
 
 
-def parse_k8s_line(line: str, service: str, instance: str) -> LogRecord | None:
-    """`2026-12-01T08:30:00.123456789Z <line>` (timestamps=true) -> LogRecord."""
+def split_k8s_line(line: str) -> tuple[float, str, bool] | None:
+    """`2026-12-01T08:30:00.123456789Z <line>` (timestamps=true) -> (ts, raw line, False)."""
     stamp, _, raw = line.partition(" ")
     try:
         ts = datetime.fromisoformat(stamp[:26].rstrip("Z") + "+00:00").timestamp()
     except ValueError:
         return None
-    return log_record(ts, raw, service, instance)
+    return ts, raw, False
+
+
+def parse_k8s_line(line: str, service: str, instance: str, fmt: LogFormat = JSON_LINES) -> LogRecord | None:
+    split = split_k8s_line(line)
+    return log_record(split[0], split[1], service, instance, fmt=fmt) if split else None
+
+
+def pod_log_source(fmt: LogFormat) -> dict[str, object]:
+    """Logs come from the pod logs API, each line read in the app's format."""
+    return log_source("pods", fmt)
 
 
 def pod_logs(conn: Connection, namespace: str, pod: dict[str, Any], container: str, service: str, instance: str,
-             since: float, until: float | None) -> list[LogRecord]:
+             since: float, until: float | None, fmt: LogFormat = JSON_LINES) -> list[LogRecord]:
     import time
 
     name = pod["metadata"]["name"]
@@ -43,9 +54,8 @@ def pod_logs(conn: Connection, namespace: str, pod: dict[str, Any], container: s
             if e.status in (400, 404):  # not started yet, or no previous container: nothing to read
                 continue
             raise
-        for line in str(text).splitlines():
-            rec = parse_k8s_line(line, service, instance)
-            if rec is None or rec.ts < since or (until is not None and rec.ts > until):
-                continue
-            out.append(rec)
+        lines = [s for s in map(split_k8s_line, str(text).splitlines()) if s is not None]
+        # in the app's format: a text format's continuation lines join the record before them
+        out += [r for r in log_records(lines, service, instance, fmt)
+                if r.ts >= since and (until is None or r.ts <= until)]
     return out

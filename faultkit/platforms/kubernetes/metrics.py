@@ -37,6 +37,14 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int, signal: 
     return parse_requests(str(text), signal)
 
 
+def request_source(prometheus_url: str, namespace: str, signal: RequestSignal) -> dict[str, object]:
+    """Where request counts are read, as a window's `sources` records it."""
+    if prometheus_url:
+        return {"kind": "promql", "signal": signal.kind, "endpoint": prometheus_url,
+                "query": signal.promql(namespace, ["<the service's pods>"]), "metric": signal.metric}
+    return {"kind": "pod-proxy", "signal": signal.kind, "endpoint": "/metrics", "metric": signal.metric}
+
+
 def _label_value(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 

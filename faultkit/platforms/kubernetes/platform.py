@@ -46,8 +46,8 @@ from faultkit.platforms.kubernetes.connection import Connection, api_error, guar
 from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
-from faultkit.platforms.kubernetes.logs import pod_logs
-from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests
+from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -274,6 +274,11 @@ class KubernetesPlatform:
         require_exposition(signal, "the API server's pod proxy (no --prometheus given)")
         return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port, signal) for inst, p in slots}
 
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        return {"requests": request_source(self.prometheus_url, self.owner.require().namespace,
+                                           self.descriptor.signals.requests),
+                "logs": pod_log_source(self.descriptor.log_format)}
+
     @cached_property
     def promql(self) -> PromQL:
         return PromQL(self.prometheus_url)
@@ -341,7 +346,7 @@ class KubernetesPlatform:
         out: list[LogRecord] = []
         try:
             for inst, pod in self._slot_pods(service).items():
-                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until)
+                out += pod_logs(self.conn, ns, pod, container, service, inst, since, until, self.descriptor.log_format)
         except ApiException as e:
             raise api_error(f"read logs of {service}", e) from None
         return sorted(out, key=lambda r: r.ts)

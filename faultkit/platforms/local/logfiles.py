@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 from typing import IO
 
+from faultkit.apps.logformat import JSON_LINES, LogFormat
 from faultkit.platforms.base import LogRecord
-from faultkit.platforms.logline import log_record
+from faultkit.platforms.logline import log_record, log_records
 
 
 class LogWriter:
@@ -47,25 +48,29 @@ class LogWriter:
             self._fh.close()
 
 
-def parse_line(line: str, service: str, instance: str) -> LogRecord | None:
+def split_line(line: str) -> tuple[float, str, bool] | None:
+    """(receive ts, raw line, is the platform's event) of a log file line; None for a torn one."""
     ts_text, _, rest = line.partition(" ")
     kind, _, raw = rest.partition(" ")
     try:
-        ts = float(ts_text)
+        return float(ts_text), raw, kind == "e"
     except ValueError:
         return None
-    return log_record(ts, raw, service, instance, event=kind == "e")
 
 
-def read_records(path: Path, service: str, instance: str, since: float, until: float | None) -> list[LogRecord]:
-    out: list[LogRecord] = []
+def parse_line(line: str, service: str, instance: str, fmt: LogFormat = JSON_LINES) -> LogRecord | None:
+    split = split_line(line)
+    return log_record(split[0], split[1], service, instance, split[2], fmt) if split else None
+
+
+def read_records(path: Path, service: str, instance: str, since: float, until: float | None,
+                 fmt: LogFormat = JSON_LINES) -> list[LogRecord]:
+    """The file's records received in [since, until], its lines read in the app's format (a text
+    format's continuation lines join the record before them, which then counts at its own time)."""
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            rec = parse_line(line, service, instance)
-            if rec is None or rec.ts < since or (until is not None and rec.ts > until):
-                continue
-            out.append(rec)
-    return out
+        lines = [s for s in map(split_line, fh) if s is not None]
+    return [r for r in log_records(lines, service, instance, fmt)
+            if r.ts >= since and (until is None or r.ts <= until)]
 
 
 def tail(path: Path, n: int = 10) -> list[str]:

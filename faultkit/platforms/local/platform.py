@@ -19,8 +19,7 @@ import psutil
 import requests
 
 from faultkit import errors
-from faultkit.apps.descriptor import load_app
-from faultkit.apps.signals import RequestSignal
+from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.errors import PlatformError
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord, Platform
 from faultkit.platforms.local import actions as act
@@ -30,6 +29,7 @@ from faultkit.platforms.local.logfiles import read_records, tail
 from faultkit.platforms.local.processes import recorded_alive, signal_group, wait_gone
 from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
 from faultkit.platforms.local.status import SupervisorStatus, typed_status
+from faultkit.platforms.logline import log_source
 from faultkit.workspace import Workspace
 
 ERRORS = {name: getattr(errors, name)
@@ -70,7 +70,7 @@ class LocalPlatform:
         self.default_app = app
         self.environ = environ
         self._scrapes: requests.Session | None = None
-        self._request_signal: RequestSignal | None = None  # the descriptor's, read at the first count
+        self._app_descriptor: AppDescriptor | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -197,6 +197,13 @@ class LocalPlatform:
             raise PlatformError("nothing is up on the local platform; run `faultkit up` first")
         return str(info["app"])
 
+    def _descriptor(self) -> AppDescriptor:
+        """The running app's descriptor, read once per app (logs parse every window's lines with it)."""
+        name = self.app()
+        if self._app_descriptor is None or self._app_descriptor.name != name:
+            self._app_descriptor = load_app(self.workspace, name)
+        return self._app_descriptor
+
     # -- state ------------------------------------------------------------------------------
     def supervisor_status(self) -> SupervisorStatus:
         """The supervisor's record: phase, and per service its instances, build and endpoint."""
@@ -243,13 +250,18 @@ class LocalPlatform:
         as the descriptor's signals.requests names them (the local platform reads no Prometheus)."""
         from faultkit.platforms.counters import require_exposition, scrape
 
-        if self._request_signal is None:
-            self._request_signal = load_app(self.workspace, self._app_name()).signals.requests
-            require_exposition(self._request_signal, "the local platform")
+        signal = self._descriptor().signals.requests
+        require_exposition(signal, "the local platform")
         if self._scrapes is None:
             self._scrapes = requests.Session()  # kept: a sample scrapes every instance each interval
-        signal, endpoints = self._request_signal, self.instance_endpoints(service)
+        endpoints = self.instance_endpoints(service)
         return {iid: scrape(url, self._scrapes, signal) for iid, url in sorted(endpoints.items())}
+
+    def signal_sources(self) -> dict[str, dict[str, object]]:
+        """Request counts scraped from each instance's /metrics; logs from the instances' log files."""
+        signal = self._descriptor().signals.requests
+        return {"requests": {"kind": "scrape", "signal": signal.kind, "endpoint": "/metrics", "metric": signal.metric},
+                "logs": log_source("files", self._descriptor().log_format)}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
@@ -303,7 +315,7 @@ class LocalPlatform:
             instance = path.stem
             if not instance.removeprefix(f"{service}-").isdigit():
                 continue
-            out.extend(read_records(path, service, instance, since, until))
+            out.extend(read_records(path, service, instance, since, until, self._descriptor().log_format))
         return sorted(out, key=lambda r: r.ts)
 
     # -- direct interventions ---------------------------------------------------------------

@@ -63,6 +63,15 @@ def test_logs_name_the_instances(platform: Platform) -> None:
     assert {r.instance for r in logs} <= ids and all(r.service == "frontend" for r in logs)
 
 
+def test_signal_sources_say_where_requests_and_logs_are_read(platform: Platform) -> None:
+    """What a rules v5 window records beside its figures: a kind and a metric for requests, a source
+    and a format for logs (minishop declares no signals: its JSON lines)."""
+    sources = platform.signal_sources()
+    assert set(sources) == {"requests", "logs"}
+    assert sources["requests"]["kind"] and sources["requests"]["metric"]
+    assert sources["logs"]["source"] and sources["logs"]["format"] == "json"
+
+
 def test_instance_kill_restarts_the_same_instance(platform: Platform) -> None:
     [before] = platform.instances("shipping")
     handle = platform.start_action("instance-kill", "shipping", {}, "one")

@@ -70,3 +70,13 @@ def test_pod_log_lines_parse_like_local_ones() -> None:
     assert abs(rec.ts - 1796113800.123456) < 1e-3
     plain = parse_k8s_line("2026-12-01T08:30:01Z Traceback (most recent call last):", "cart", "cart-0")
     assert plain is not None and plain.level == "ERROR"
+
+
+def test_request_source_names_the_query_or_the_pod_proxy():
+    from faultkit.platforms.kubernetes.metrics import request_source, requests_query
+
+    assert request_source("", "shop") == {"kind": "pod-proxy", "endpoint": "/metrics", "metric": "http_requests_total"}
+    promql = request_source("http://prometheus.example:9090", "shop")
+    assert promql["kind"] == "promql" and promql["endpoint"] == "http://prometheus.example:9090"
+    assert promql["query"] == requests_query('namespace="shop",pod=~"<the service\'s pods>"')
+    assert str(promql["query"]).startswith("sum by (pod, status) (http_requests_total{namespace=\"shop\"")
