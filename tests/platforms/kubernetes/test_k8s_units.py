@@ -73,10 +73,14 @@ def test_pod_log_lines_parse_like_local_ones() -> None:
 
 
 def test_request_source_names_the_query_or_the_pod_proxy():
-    from faultkit.platforms.kubernetes.metrics import request_source, requests_query
+    from faultkit.apps.signals import RequestSignal
+    from faultkit.platforms.kubernetes.metrics import request_source
 
-    assert request_source("", "shop") == {"kind": "pod-proxy", "endpoint": "/metrics", "metric": "http_requests_total"}
-    promql = request_source("http://prometheus.example:9090", "shop")
+    signal = RequestSignal()
+    assert request_source("", "shop", signal) == {"kind": "pod-proxy", "signal": "exposition", "endpoint": "/metrics",
+                                                  "metric": "http_server_request_duration_seconds_count"}
+    promql = request_source("http://prometheus.example:9090", "shop", signal)
     assert promql["kind"] == "promql" and promql["endpoint"] == "http://prometheus.example:9090"
-    assert promql["query"] == requests_query('namespace="shop",pod=~"<the service\'s pods>"')
-    assert str(promql["query"]).startswith("sum by (pod, status) (http_requests_total{namespace=\"shop\"")
+    assert promql["query"] == signal.promql("shop", ["<the service's pods>"])
+    assert str(promql["query"]).startswith(
+        'sum by (pod, http_response_status_code) (http_server_request_duration_seconds_count{namespace="shop"')
