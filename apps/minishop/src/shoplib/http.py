@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from opentelemetry import context
+from opentelemetry import baggage, context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -178,7 +178,11 @@ class App:
                         span.set_status(Status(StatusCode.ERROR))
                     # Counted once the answer is decided, before it is written: a caller that hung
                     # up (its timeout) makes the write fail, and its 5xx must still be counted.
-                    tel.duration.record(time.monotonic() - start, attrs)
+                    # The probe's requests are marked on the metric too, so a collector drops them
+                    # from what the agent sees, as it drops their spans.
+                    origin = baggage.get_baggage(telemetry.ORIGIN_KEY)
+                    marked = {**attrs, telemetry.ORIGIN_KEY: str(origin)} if origin else attrs
+                    tel.duration.record(time.monotonic() - start, marked)
                     self._answer(resp)
 
             def _answer(self, resp: Response) -> None:
