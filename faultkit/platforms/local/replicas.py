@@ -35,6 +35,11 @@ PYTHONS = {
     "/usr/local/bin/python3",
 }
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TZ")
+# The OpenTelemetry SDK's settings pass from the platform's environment to every service, as a
+# cluster's collector address is the node's, not the app's: `eval "$(tools/telemetry/telemetry env)"`
+# before `faultkit up` sends an instrumented app's telemetry to the stack. A manifest's own
+# OTEL_* values (a service's name) still win.
+TELEMETRY_ENV_PREFIX = "OTEL_"
 
 
 @dataclass(frozen=True)
@@ -250,7 +255,7 @@ class Replica:
         specs = [container_probes(c, self.workload) for c in self.containers]  # a bad probe fails before any start
         for c, probe_specs in zip(self.containers, specs, strict=True):
             cports = frozenset(n for _, n in c.ports)
-            env = {k: environ[k] for k in BASE_ENV if k in environ}
+            env = {k: v for k, v in environ.items() if k in BASE_ENV or k.startswith(TELEMETRY_ENV_PREFIX)}
             env.update(translate_env(dict(c.env), cports, self.pod_port, resolve))
             env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOSTNAME": self.id})
             argv = [sys.executable if a in PYTHONS and i == 0 else a for i, a in enumerate(c.command)]

@@ -1,0 +1,121 @@
+"""minishop through the telemetry stack (issue 30): a real minishop on the local platform, its
+services pushing OTLP to the stack of tools/telemetry.
+
+- a checkout through the frontend is one trace in Jaeger spanning frontend, checkout and payment;
+- its server errors (checkout pointed at a closed payment port) reach Prometheus as the semantic
+  conventions' histogram, with the same status the rule's own read of /metrics counts;
+- the symptom probe's requests (W3C baggage faultkit.origin=probe) reach neither Jaeger nor any
+  series of the stack's Prometheus.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from faultkit.observe.probing import PROBE_BAGGAGE
+from faultkit.platforms.local import LocalPlatform
+from tests.helpers.waiting import wait_until
+from tests.telemetry.conftest import Stack
+from tests.telemetry.test_stack import jaeger_trace, query
+from tests.validators import shop
+
+pytestmark = pytest.mark.live
+
+CHECKOUT = {"user": "otel-test", "currency": "USD", "email": "otel-test@example.com",
+            "address": {"street_address": "1600 Amphitheatre Parkway", "city": "Mountain View", "state": "CA",
+                        "country": "US", "zip_code": "94043"},
+            "card": {"number": "4432-8015-6152-0454", "cvv": "672", "expiration_year": time.gmtime().tm_year + 2,
+                     "expiration_month": 1}}
+
+
+@pytest.fixture(scope="module")
+def minishop(telemetry_stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPlatform]:
+    ws = shop.make_workspace(tmp_path_factory.mktemp("otel-shop"))
+    platform = LocalPlatform(ws, environ={**shop.env_for(ws), **telemetry_stack.exports,
+                                          "OTEL_METRIC_EXPORT_INTERVAL": "1000", "OTEL_BSP_SCHEDULE_DELAY": "500"})
+    try:
+        platform.up("minishop", timeout=180)
+        yield platform
+    finally:
+        platform.down()
+
+
+def _base(platform: LocalPlatform) -> str:
+    address = platform.endpoint("frontend")
+    return address if address.startswith("http") else f"http://{address}"
+
+
+def _checkout(platform: LocalPlatform, headers: dict[str, str]) -> int:
+    base = _base(platform)
+    requests.post(f"{base}/cart/add", json={"user": "otel-test", "product_id": "OLJCESPC7Z", "quantity": 1},
+                  headers=headers, timeout=10)
+    return requests.post(f"{base}/checkout", json=CHECKOUT, headers=headers, timeout=10).status_code
+
+
+def _traced(trace_id: str, more: dict[str, str] | None = None) -> dict[str, str]:
+    return {"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01", **(more or {})}
+
+
+def _services(trace: dict[str, Any]) -> set[str]:
+    return {trace["processes"][span["processID"]]["serviceName"] for span in trace["spans"]}
+
+
+def test_a_checkout_is_one_trace_across_frontend_checkout_and_payment(telemetry_stack: Stack,
+                                                                     minishop: LocalPlatform) -> None:
+    trace_id = secrets.token_hex(16)
+    assert _checkout(minishop, _traced(trace_id)) == 200
+
+    def whole() -> dict[str, Any] | None:
+        trace = jaeger_trace(telemetry_stack, trace_id)
+        return trace if trace and {"frontend", "checkout", "payment"} <= _services(trace) else None
+
+    trace = wait_until(whole, 60, f"trace {trace_id} spanning frontend, checkout and payment in Jaeger")
+    kinds = {(trace["processes"][s["processID"]]["serviceName"],
+              next(t["value"] for t in s["tags"] if t["key"] == "span.kind")) for s in trace["spans"]}
+    assert {("frontend", "server"), ("checkout", "server"), ("payment", "server"), ("checkout", "client")} <= kinds
+
+
+def test_server_errors_reach_prometheus_as_the_rule_reads_them(telemetry_stack: Stack,
+                                                               minishop: LocalPlatform) -> None:
+    old = minishop.read_field("checkout", "checkout", "env.PAYMENT_ADDR")
+    minishop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:1")
+    try:
+        statuses = [_checkout(minishop, {}) for _ in range(3)]
+    finally:
+        minishop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old)
+    assert statuses == [500, 500, 500]
+    promql = 'sum by (service_name) (http_server_request_duration_seconds_count{http_response_status_code="500"})'
+
+    def errors() -> dict[str, float] | None:
+        found = {s["metric"]["service_name"]: float(s["value"][1]) for s in query(telemetry_stack, promql)}
+        return found if found.get("checkout", 0) >= 3 and found.get("frontend", 0) >= 3 else None
+
+    wait_until(errors, 60, "checkout's and frontend's 500s in the stack's Prometheus")
+    # what the screening rule reads on this platform: the instances' own /metrics, by status (the
+    # frontend's: checkout's counts began again with the rollout that reverted its setting)
+    counts = [c for c in minishop.request_counts("frontend").values() if c]
+    assert sum(c.get("500", 0.0) for c in counts) >= 3
+
+
+def test_the_probes_requests_reach_no_span_and_no_series(telemetry_stack: Stack, minishop: LocalPlatform) -> None:
+    probe_trace, plain_trace = secrets.token_hex(16), secrets.token_hex(16)
+    base = _base(minishop)
+    probe = _traced(probe_trace, PROBE_BAGGAGE)
+    assert requests.get(f"{base}/product/OLJCESPC7Z", headers=probe, timeout=10).status_code == 200
+    assert _checkout(minishop, _traced(probe_trace, PROBE_BAGGAGE)) == 200
+    assert _checkout(minishop, _traced(plain_trace)) == 200  # sent after: once it is in, the probe's were flushed
+    wait_until(functools.partial(jaeger_trace, telemetry_stack, plain_trace), 60, "the plain checkout's trace")
+    time.sleep(3)  # a scrape and an export interval past the plain trace
+    assert jaeger_trace(telemetry_stack, probe_trace) is None
+    assert query(telemetry_stack, '{faultkit_origin!=""}') == []
+    # the instances still count the probe's requests themselves (rules v4+ take them off by the probe's record)
+    counts = [c for c in minishop.request_counts("productcatalog").values() if c]
+    assert sum(sum(c.values()) for c in counts) > 0
+
