@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from faultkit.errors import InputError, PlatformError
+from faultkit.platforms.local import addresses
 from faultkit.platforms.local.addresses import translate_value
 from faultkit.platforms.local.builds import BuildStore
 from faultkit.platforms.local.cgroups import CpuGroups
@@ -91,6 +94,27 @@ def _translate(name: str, value: str) -> str:
 )
 def test_address_translation(name: str, value: str, seen: str) -> None:
     assert _translate(name, value) == seen
+
+
+def test_a_port_another_process_holds_is_never_handed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two supervisors starting side by side: a port one handed out but nothing binds yet stays its own."""
+    other = subprocess.Popen(
+        [sys.executable, "-c", "from faultkit.platforms.local.addresses import free_port; import sys; "
+         "print(free_port(), flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        theirs = int(other.stdout.readline())
+        first, randint = [theirs], addresses.random.randint
+        monkeypatch.setattr(addresses.random, "randint", lambda a, b: first.pop() if first else randint(a, b))
+        ours = addresses.free_port()
+        assert ours != theirs  # free on the interface, but handed out already
+        addresses.release_port(ours)
+    finally:
+        other.stdin.close()
+        other.wait(10)
+    monkeypatch.setattr(addresses.random, "randint", lambda _a, _b: theirs)
+    assert addresses.free_port() == theirs  # the holder is gone, and its hold with it
+    addresses.release_port(theirs)
 
 
 def test_memory_quantities() -> None:

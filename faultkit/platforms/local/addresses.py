@@ -16,9 +16,14 @@ The manifest values themselves are never changed; read-back returns them untouch
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
 import socket
+import tempfile
+import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from faultkit.apps import addresses
 
@@ -33,8 +38,43 @@ def _ephemeral_low() -> int:
         return 32768
 
 
+# Ports handed out on this machine, each held by an exclusive lock on a file named after it for as
+# long as the process that took it runs (or until `release_port`): two supervisors starting side by
+# side (a campaign's workers) each probe ports free and hand them to processes that bind them
+# seconds later, so without it both could hand out one port, and one service would restart against
+# "Address already in use" for good. A lock dies with its process, so nothing stale is left to clean.
+_held: dict[int, int] = {}
+_held_lock = threading.Lock()
+
+
+def _reservations() -> Path:
+    folder = Path(tempfile.gettempdir()) / f"faultkit-ports-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _reserve(folder: Path, port: int) -> bool:
+    fd = os.open(folder / str(port), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    with _held_lock:
+        _held[port] = fd
+    return True
+
+
+def release_port(port: int) -> None:
+    """Give a port `free_port` handed out back to the machine (its listener is gone)."""
+    with _held_lock:
+        fd = _held.pop(port, None)
+    if fd is not None:
+        os.close(fd)
+
+
 def free_port() -> int:
-    """A port free on 127.0.0.1 now, below the kernel's ephemeral range.
+    """A port free on 127.0.0.1 now, below the kernel's ephemeral range, and handed out to no one else.
 
     A port the kernel hands out for binding to port 0 comes from the ephemeral range, which the
     load's own outgoing connections also draw from: a service restarted later could find its port
@@ -42,12 +82,19 @@ def free_port() -> int:
     """
     high = min(_ephemeral_low(), 65536) - 1
     low = max(1024, high - 12000)
+    folder = _reservations()
     for _ in range(200):
         port = random.randint(low, high)  # noqa: S311 - spreading picks, not secrecy
+        with _held_lock:
+            if port in _held:
+                continue
+        if not _reserve(folder, port):
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
+                release_port(port)
                 continue
             return port
     raise OSError(f"no free port between {low} and {high} on 127.0.0.1")

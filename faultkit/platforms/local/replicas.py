@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faultkit.platforms.local import memory, probes, processes
-from faultkit.platforms.local.addresses import Resolver, free_port, translate_env
+from faultkit.platforms.local.addresses import Resolver, free_port, release_port, translate_env
 from faultkit.platforms.local.backoff import Backoff
 from faultkit.platforms.local.cgroups import CpuGroups
 from faultkit.platforms.local.deployed import Container
@@ -274,6 +274,8 @@ class Replica:
             t.start()
         for t in threads:
             t.join()
+        for port in self.port_map.values():
+            release_port(port)
         self.log.close()
 
     def record(self) -> ReplicaRecord:
