@@ -204,6 +204,12 @@ def from_catalog(ws: Workspace, fault_id: str) -> str:
     return fault_id
 
 
+def shipped_verdict(fault_id: str) -> str:
+    """The verdict the shipped catalog records for a fault."""
+    data = yaml.safe_load((REPO / "catalog" / "minishop" / f"{fault_id}.yaml").read_text())
+    return data["validation"]["verdict"]
+
+
 def checkout_unconverted_shipping(ws: Workspace) -> str:
     """Rejected code fault: the service's own unit tests catch it."""
     return save(
