@@ -42,7 +42,7 @@ fi
 python3 -m pip install -q -e ".[test,plot,docker,kubernetes]"
 
 if [ "$fast" = 1 ]; then
-  exec python3 -m pytest -q -m "not live" "$@"
+  exec python3 -m pytest -q -m "not live" -n auto "$@"
 fi
 
 # dsse-verify, the independent verifier of bundle attestations (tests/release/test_dsse_independent.py,
@@ -79,7 +79,7 @@ builder=$!
 set +m
 
 status=0
-python3 -m pytest -q -m "not live" "$@" || status=$?
+python3 -m pytest -q -m "not live" -n auto "$@" || status=$?
 [ "$status" = 5 ] && status=0  # no test collected in this tier is not a failure of the tier
 
 echo "test.sh: waiting for the cluster and tool builds (log: $logs/build.log)"
