@@ -99,7 +99,7 @@ scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh
 
 live=0
-python3 -m pytest -q -m live --durations=20 "$@" || live=$?  # the 20 slowest, for the closing note
+python3 -m pytest -q -m live --durations=40 "$@" || live=$?  # the 40 slowest, for the closing note
 [ "$live" = 5 ] && live=0
 [ "$status" = 0 ] && status=$live
 exit "$status"
