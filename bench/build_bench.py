@@ -23,8 +23,8 @@ sys.path.insert(0, str(REPO))
 
 from faultkit.apps.descriptor import load_app  # noqa: E402
 from faultkit.images import engine, naming  # noqa: E402
+from faultkit.images.app_images import build_app_images  # noqa: E402
 from faultkit.images.base import base_reference, default_base  # noqa: E402
-from faultkit.images.release import build_release  # noqa: E402
 from faultkit.workspace import Workspace  # noqa: E402
 
 FAULT = "minishop-code-checkout-shipping-quote"
@@ -48,7 +48,7 @@ def remove_own_images(c: Any, ws: Workspace) -> int:
 
 def timed(ws: Workspace, c: Any, **kw: Any) -> dict[str, Any]:
     started = time.monotonic()
-    out = build_release(ws, "minishop", client=c, **kw)
+    out = build_app_images(ws, "minishop", client=c, **kw)
     return {
         "seconds": round(time.monotonic() - started, 1),
         "images": [{"service": b.service, "seconds": b.seconds, "cached": b.cached, "ci": b.ci,

@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from faultkit.bundles import sign, verify_bundle
 from faultkit.errors import FaultkitError
-from faultkit.evidence import sign, verify_bundle
 from faultkit.keys import fingerprint, generate, load_private
 from faultkit.workspace import Workspace
 

@@ -16,11 +16,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from faultkit.bundles import check_trusted, sha256_file
 from faultkit.campaigns.plan import PLAN, Plan
 from faultkit.campaigns.state import VERDICTS, FaultStore
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, InputError
-from faultkit.evidence import check_trusted, sha256_file
 from faultkit.keys import trusted_or_own
 from faultkit.validators.faults import load_fault
 from faultkit.validators.judge import verify_and_judge

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.bundles import read_object
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.errors import InputError
-from faultkit.evidence import read_object
 from faultkit.workspace import Workspace
 from faultkit.yamlio import canonical_json, read_text
 

@@ -20,12 +20,12 @@ from statistics import fmean
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.bundles import read_json
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.catalog.release import Custody, admitted, stored_labels
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import InputError
-from faultkit.evidence import read_json
 from faultkit.workspace import Workspace
 
 FORMAT = "faultkit/incident-records/v1"

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.bundles import LABELS, check_trusted, dumps, read_bytes, read_json, read_object, verify_bundle
 from faultkit.catalog.bindings import KINDS, bindings, block_mismatches, bound, mismatches
 from faultkit.catalog.lint import discover, lint, load_entry_file
 from faultkit.catalog.model import Entry, thaw
 from faultkit.catalog.patches import read_patch, safe_path
 from faultkit.catalog.vocab import CATEGORIES
 from faultkit.errors import FaultkitError, InputError, UsageError
-from faultkit.evidence import LABELS, check_trusted, dumps, read_bytes, read_json, read_object, verify_bundle
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write, canonical_json
 

@@ -55,13 +55,13 @@ class Action:
 ACTIONS: dict[str, Action] = {
     a.name: a
     for a in (
-        Action("cpu-stress", "infrastructure", ("pod", "service", "node"), ("local", "docker", "kubernetes"),
+        Action("cpu-stress", "infrastructure", ("pod", "service", "node"), ("local", "kubernetes"),
                (Param("workers", int, 2, 1, 64),), "busy-loop workers competing for the target's CPU"),
-        Action("memory-stress", "infrastructure", ("pod", "service", "node"), ("local", "docker", "kubernetes"),
+        Action("memory-stress", "infrastructure", ("pod", "service", "node"), ("local", "kubernetes"),
                (Param("mb", int, 256, 1, 65536),), "memory allocated inside the target's limit"),
-        Action("instance-kill", "infrastructure", ("pod", "service"), ("local", "docker", "kubernetes"),
+        Action("instance-kill", "infrastructure", ("pod", "service"), ("local", "kubernetes"),
                (), "one instance killed; the platform restarts it"),
-        Action("instance-failure", "infrastructure", ("pod", "service"), ("local", "docker", "kubernetes"),
+        Action("instance-failure", "infrastructure", ("pod", "service"), ("local", "kubernetes"),
                (), "one instance stops answering for the duration"),
         Action("network-delay", "database-network", ("pod", "service"), ("local", "kubernetes"),
                (Param("ms", int, 2000, 1, 60000),), "delay added to traffic to the target"),

@@ -19,29 +19,29 @@ def build_cmd(app_name: str, services: tuple[str, ...], fault_id: str | None, re
 
     Example: faultkit build --app minishop --fault minishop-code-checkout-shipping-quote
     """
-    from faultkit.images.release import build_release
+    from faultkit.images.app_images import build_app_images
 
-    release = build_release(workspace(), app_name, services, fault_id, registry)
+    built = build_app_images(workspace(), app_name, services, fault_id, registry)
     if as_json:
         print_json({
-            "app": release.app,
-            "builds": [b.as_dict() for b in release.builds],
-            "marker": release.marker.as_dict() if release.marker else None,
-            "pushed": [p.__dict__ for p in release.pushed],
+            "app": built.app,
+            "builds": [b.as_dict() for b in built.builds],
+            "marker": built.marker.as_dict() if built.marker else None,
+            "pushed": [p.__dict__ for p in built.pushed],
         })
         return 0
     # plain aligned columns: a table squeezed to a narrow terminal would cut the tag a manifest needs
     rows = [("service", "image id", "size", "seconds", "cached", "ci", "tag")] + [
         (b.service, b.id.removeprefix("sha256:")[:12], f"{b.size / 1e6:.1f} MB", f"{b.seconds:.1f}",
-         "yes" if b.cached else "no", b.ci, b.tag) for b in release.builds]
+         "yes" if b.cached else "no", b.ci, b.tag) for b in built.builds]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
-    if release.marker:
-        m = release.marker
+    if built.marker:
+        m = built.marker
         where = ", ".join(m.found_in) or "nowhere"
         console().print(f"marker {m.marker!r}: in {where} of the new image; in {len(m.earlier_with_marker)} of "
                         f"{len(m.earlier)} earlier {m.service} images" + ("" if m.ok else " [bold red](not proven)"))
-    for p in release.pushed:
+    for p in built.pushed:
         console().print(f"pushed {p.reference} ({p.digest})")
     return 0

@@ -10,10 +10,10 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from faultkit.bundles import check_trusted
 from faultkit.commands.common import console, json_option, print_json, workspace
 from faultkit.commands.platform_options import PlatformChoice, platform_options
 from faultkit.errors import InputError, UsageError
-from faultkit.evidence import check_trusted
 from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.observe.load import MAX_LOAD_PER_CORE, MAX_STEAL, Limits

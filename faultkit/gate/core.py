@@ -24,7 +24,7 @@ from faultkit.catalog.lint_cache import FileLint, Store
 from faultkit.catalog.model import Entry
 from faultkit.catalog.release import Custody, State, check_bundle, second_verdict, verdict_state
 from faultkit.errors import FaultkitError
-from faultkit.gate.changes import Changes, changes, resolve
+from faultkit.gate.git_changes import Changes, changes, resolve
 from faultkit.gate.privileged import Privileged, privileged
 from faultkit.keys import anchors
 from faultkit.platforms import DEFAULT, PlatformOptions

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from faultkit.apps.descriptor import load_descriptor
 from faultkit.errors import FaultkitError
-from faultkit.gate.changes import Changes, git
+from faultkit.gate.git_changes import Changes, git
 
 CONFIG = "faultkit.toml"
 CACHE_FOLDERS = frozenset({".faultkit_cache", ".cache"})

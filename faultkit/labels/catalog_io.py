@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import suggest
+from faultkit.bundles import read_json
 from faultkit.catalog.lint import discover, load_entry_file
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.errors import InputError, UsageError
-from faultkit.evidence import read_json
 from faultkit.labels.core import LABELS, app_of, label_bundle, labels_text
 from faultkit.workspace import Workspace
 from faultkit.yamlio import atomic_write

@@ -14,7 +14,7 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.labels import checkpoints as cp
 from faultkit.labels import measure as m
-from faultkit.labels.evidence import Cycle
+from faultkit.labels.key_evidence import Cycle
 from faultkit.labels.legacy_counter import REQUESTS_SERIES
 
 # at most this many log-template checkpoints per step: the masked templates of one error often

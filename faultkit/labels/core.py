@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.bundles import LABELS, dumps, read_json, read_object, read_verdict, verify_bundle
 from faultkit.errors import InputError
-from faultkit.evidence import LABELS, dumps, read_json, read_object, read_verdict, verify_bundle
 from faultkit.labels.chain import causal_chain, probe_route
-from faultkit.labels.evidence import counted_cycles, key_evidence
+from faultkit.labels.key_evidence import counted_cycles, key_evidence
 from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
 from faultkit.workspace import Workspace

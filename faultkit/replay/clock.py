@@ -24,7 +24,7 @@ from faultkit.replay.invoke import Invocation
 from faultkit.replay.plan import SchedulePlan, Step
 from faultkit.replay.record import RunRecord
 from faultkit.replay.traffic import Traffic
-from faultkit.validators.changes import Change, Check, change_for, deployed_build
+from faultkit.validators.app_changes import Change, Check, change_for, deployed_build
 from faultkit.validators.journal import Journal
 
 

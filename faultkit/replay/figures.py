@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from faultkit.evidence import dumps, read_json, verify_bundle
+from faultkit.bundles import dumps, read_json, verify_bundle
 
 FIGURES = "figures.json"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faultkit.evidence import BundleWriter, dumps
+from faultkit.bundles import BundleWriter, dumps
 from faultkit.replay.figures import FIGURES, compute
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.apps.descriptor import AppDescriptor, app_names, load_app
+from faultkit.bundles import read_verdict
 from faultkit.catalog.export import Windows, load_windows
 from faultkit.catalog.lint import discover, load_entry_file
 from faultkit.catalog.model import Entry
@@ -15,7 +16,6 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.release import verdict_state
 from faultkit.catalog.vocab import CATEGORIES, CATEGORY_SHARES
 from faultkit.errors import FaultkitError, UsageError
-from faultkit.evidence import read_verdict
 from faultkit.labels.catalog_io import stored_labels
 from faultkit.labels.core import app_of, label_bundle
 from faultkit.report.figures import WindowFigure, window_figures

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from faultkit.bundles import read_json
 from faultkit.errors import FaultkitError
-from faultkit.evidence import read_json
 from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
 from faultkit.validators.judge import describe_sources

@@ -23,7 +23,7 @@ from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.observe.window import Sample
 from faultkit.platforms.base import Platform
 from faultkit.validators import screening
-from faultkit.validators.changes import Change
+from faultkit.validators.app_changes import Change
 from faultkit.validators.journal import Journal, recover
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.records import CheckRecord, CycleRecord

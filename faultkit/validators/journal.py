@@ -4,7 +4,7 @@ it is made. An interrupted validation reverts from it; after a SIGKILL, `faultki
 One journal per state folder (one platform instance). Each change moves pending -> applied ->
 undone; a change still pending may or may not have reached the application, so recovery undoes
 pending and applied alike (every undo is idempotent: roll out the baseline build, set the old
-value, stop an action). The journal stores the change values of validators/changes.py in their
+value, stop an action). The journal stores the change values of validators/app_changes.py in their
 JSON spelling, with the state beside them; undoing and describing are theirs.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 
 from faultkit.errors import FaultkitError, PlatformError
 from faultkit.platforms.base import Platform
-from faultkit.validators.changes import Change, from_json
+from faultkit.validators.app_changes import Change, from_json
 from faultkit.yamlio import atomic_write
 
 State = Literal["pending", "applied", "undone"]

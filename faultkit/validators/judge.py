@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
+from faultkit.bundles import dumps, read_bytes, read_object, signer, verify_bundle
 from faultkit.errors import InputError
-from faultkit.evidence import dumps, read_bytes, read_object, signer, verify_bundle
 from faultkit.observe.window import Window
 from faultkit.platforms.base import short_id
 from faultkit.validators import probe_rule

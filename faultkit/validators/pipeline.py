@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from faultkit.apps.descriptor import load_app
+from faultkit.bundles import BundleWriter, dumps
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, PlatformError, Unsupported
-from faultkit.evidence import BundleWriter, dumps
 from faultkit.observe.sampler import Sampler
 from faultkit.platforms import platform_flag
 from faultkit.platforms.base import Platform
-from faultkit.validators.changes import change_for
+from faultkit.validators.app_changes import change_for
 from faultkit.validators.cycles import Cycles
 from faultkit.validators.faults import load_fault
 from faultkit.validators.inputs import app_snapshot, inputs_record

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from faultkit.bundles import verify_bundle
 from faultkit.catalog.writeback import record_validation, validation_block
-from faultkit.evidence import verify_bundle
 from faultkit.platforms.base import Platform
 from faultkit.validators.faults import load_fault
 from faultkit.validators.judge import Verdict

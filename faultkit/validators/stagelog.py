@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Unpack
 
-from faultkit.evidence import BundleWriter
+from faultkit.bundles import BundleWriter
 from faultkit.validators.records import CycleRecord, StageFigures, StageRecord, StagesFile, StageStatus
 
 Progress = Callable[[str, str], None]  # (stage, detail) for the live view

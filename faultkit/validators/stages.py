@@ -20,7 +20,7 @@ from faultkit.catalog.patches import safe_path
 from faultkit.errors import InputError, PlatformError
 from faultkit.platforms.base import Build, Platform, short_id
 from faultkit.process import run
-from faultkit.validators.changes import deployed_build
+from faultkit.validators.app_changes import deployed_build
 from faultkit.validators.stagelog import StageLog
 from faultkit.workspace import Workspace
 

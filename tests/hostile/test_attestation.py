@@ -19,8 +19,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from faultkit import attestation
+from faultkit.bundles import MANIFEST, SIGNATURE, dumps, manifest_files, signer
 from faultkit.errors import InputError
-from faultkit.evidence import MANIFEST, SIGNATURE, dumps, manifest_files, signer
 from faultkit.keys import fingerprint, generate, load_private, signing_key, trusted
 from tests.factories import port_entry
 from tests.helpers.cli import cli_env

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from faultkit.bundles import MANIFEST, SIGNATURE, sign
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import InputError
-from faultkit.evidence import MANIFEST, SIGNATURE, sign
 from faultkit.keys import fingerprint, generate
 from tests.factories import cart_prefix_entry, port_entry, write_entry
 from tests.hostile.refusal import assert_clean

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from faultkit.apps.descriptor import load_descriptor
 from faultkit.apps.importer import import_manifests
 from faultkit.apps.manifests import load_manifest_file
+from faultkit.bundles import BundleWriter
 from faultkit.catalog.lint import lint
 from faultkit.errors import FaultkitError
-from faultkit.evidence import BundleWriter
 from faultkit.schedules import document, synthetic
 from faultkit.schedules.sources import load_release
 from faultkit.validators.judge import verify_and_judge

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from faultkit.evidence import MANIFEST, SIGNATURE, sign
+from faultkit.bundles import MANIFEST, SIGNATURE, sign
 from faultkit.keys import generate, load_private
 from tests.factories import port_entry
 from tests.hostile.refusal import assert_clean
@@ -62,7 +62,7 @@ def test_a_resealed_bundle_keeping_the_validators_signature_is_refused(bundle, r
 def test_a_consistent_forgery_signed_by_the_forgers_key_is_refused(bundle, run, tmp_path):
     after = bundle / "windows" / "after-1.json"
     after.write_text(after.read_text().replace('"ok": false', '"ok": true'))
-    from faultkit.evidence import dumps
+    from faultkit.bundles import dumps
     from tests.release.admit import judge_bundle
 
     (bundle / "verdict.json").write_text(dumps(judge_bundle(bundle)))  # the verdict agrees with the edit

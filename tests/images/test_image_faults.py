@@ -15,8 +15,8 @@ import pytest
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.errors import InputError
 from faultkit.images import CheckFailed, find_text, naming
+from faultkit.images.app_images import build_app_images
 from faultkit.images.records import ImageBuild
-from faultkit.images.release import build_release
 from faultkit.images.service import build_service
 from faultkit.workspace import Workspace
 
@@ -39,7 +39,7 @@ def test_the_patched_checkout_image_holds_the_marker(release: dict[str, ImageBui
     for earlier in _images(docker_client, minishop, "checkout") - {plain.id}:
         if find_text(docker_client, earlier, "conversion"):
             docker_client.images.remove(earlier, force=True)
-    out = build_release(repo_ws, "minishop", fault_id=FAULT, client=docker_client)
+    out = build_app_images(repo_ws, "minishop", fault_id=FAULT, client=docker_client)
     try:
         (patched,) = out.builds
         assert patched.service == "checkout" and patched.id != plain.id and patched.ci == "passed"
@@ -120,6 +120,6 @@ def test_a_giveaway_file_name_is_refused(repo_ws: Workspace, minishop: AppDescri
 
 def test_a_fault_of_another_kind_or_app_is_refused(repo_ws: Workspace, docker_client: Any) -> None:
     with pytest.raises(InputError, match="has no patch"):
-        build_release(repo_ws, "minishop", fault_id="minishop-checkout-env-payment-addr-port", client=docker_client)
+        build_app_images(repo_ws, "minishop", fault_id="minishop-checkout-env-payment-addr-port", client=docker_client)
     with pytest.raises(InputError, match="no such entry"):
-        build_release(repo_ws, "minishop", fault_id="minishop-no-such-thing", client=docker_client)
+        build_app_images(repo_ws, "minishop", fault_id="minishop-no-such-thing", client=docker_client)

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from faultkit.apps.descriptor import load_app
-from faultkit.evidence import read_json
+from faultkit.bundles import read_json
 from faultkit.labels.chain import causal_chain, probe_route
 from faultkit.labels.checkpoints import holds
-from faultkit.labels.evidence import counted_cycles, key_evidence
+from faultkit.labels.key_evidence import counted_cycles, key_evidence
 from faultkit.validators.pipeline import ValidationParams
 from faultkit.workspace import Workspace
 from tests.helpers.retrying import validate

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from faultkit.evidence import BundleWriter
+from faultkit.bundles import BundleWriter
 from tests.factories import port_entry
 from tests.release.admit import admit
 

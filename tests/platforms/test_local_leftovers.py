@@ -13,7 +13,7 @@ import pytest
 from faultkit.errors import PlatformError
 from faultkit.platforms.local import LocalPlatform
 from faultkit.platforms.local.leftovers import ACTION_ENV, marked_pids
-from faultkit.validators.changes import ActionChange
+from faultkit.validators.app_changes import ActionChange
 from faultkit.validators.journal import Journal, recover
 
 pytestmark = pytest.mark.live

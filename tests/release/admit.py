@@ -15,10 +15,10 @@ from typing import Any
 
 from faultkit import __version__
 from faultkit.apps.descriptor import load_app
+from faultkit.bundles import BundleWriter, dumps
 from faultkit.catalog.bindings import bindings
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.release import Custody, entry_digest
-from faultkit.evidence import BundleWriter, dumps
 from faultkit.keys import fingerprint, signing_key
 from faultkit.validators import screening
 from faultkit.validators.judge import judge_bundle

@@ -127,7 +127,7 @@ def test_bundle_resealed_after_the_verdict_stops_the_build(ws, cli):
     data = admit(ws, config(1))
     make_bundle(ws, data, status="admitted")  # a different, validly sealed bundle in place
     (ws.evidence_dir / "ms-cart-port-1" / "run-1" / "stages.json").write_text("[]\n")
-    from faultkit.evidence import BundleWriter
+    from faultkit.bundles import BundleWriter
 
     BundleWriter(ws.evidence_dir / "ms-cart-port-1" / "run-1").seal()
     proc = cli("catalog", "build", "--version", "1", check=1)

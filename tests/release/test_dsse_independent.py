@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from faultkit.evidence import SIGNATURE, sign
+from faultkit.bundles import SIGNATURE, sign
 from faultkit.keys import fingerprint, generate, public_pem, signing_key
 from tests.factories import port_entry
 from tests.helpers.shipped import REPO, all_bundles

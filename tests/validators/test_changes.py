@@ -13,7 +13,7 @@ import yaml
 
 from faultkit.catalog.model import entry_from_data
 from faultkit.errors import PlatformError
-from faultkit.validators.changes import (
+from faultkit.validators.app_changes import (
     ActionChange,
     Check,
     RolloutChange,

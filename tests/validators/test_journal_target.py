@@ -7,7 +7,7 @@ import json
 import pytest
 
 from faultkit.errors import PlatformError
-from faultkit.validators.changes import SettingChange
+from faultkit.validators.app_changes import SettingChange
 from faultkit.validators.journal import Journal, recover
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from faultkit.evidence import dumps, read_json, verify_bundle
+from faultkit.bundles import dumps, read_json, verify_bundle
 from faultkit.validators.judge import judge_bundle, verify_and_judge
 from tests.helpers.shipped import all_bundles
 

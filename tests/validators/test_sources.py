@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from faultkit.evidence import read_object
+from faultkit.bundles import read_object
 from faultkit.observe.load import Limits
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.report.figures import window_figures

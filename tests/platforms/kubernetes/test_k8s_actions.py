@@ -23,7 +23,7 @@ from faultkit.apps.descriptor import load_app
 from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.errors import InputError, PlatformError, Unsupported
 from faultkit.platforms.kubernetes import KubernetesPlatform, apply
-from faultkit.validators.changes import ActionChange
+from faultkit.validators.app_changes import ActionChange
 from tests.platforms.kubernetes import node_view as node
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 

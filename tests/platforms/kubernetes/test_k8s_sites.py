@@ -18,7 +18,7 @@ from kubernetes import client
 from faultkit.catalog.model import Entry
 from faultkit.observe.load import Limits
 from faultkit.platforms.kubernetes import KubernetesPlatform
-from faultkit.validators.changes import change_for
+from faultkit.validators.app_changes import change_for
 from faultkit.validators.faults import load_fault
 from faultkit.validators.journal import Journal
 from faultkit.validators.judge import verify_and_judge

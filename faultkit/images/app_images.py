@@ -19,15 +19,15 @@ from faultkit.workspace import Workspace
 
 
 @dataclass(frozen=True)
-class Release:
+class AppImages:
     app: str
     builds: tuple[ImageBuild, ...]
     marker: MarkerCheck | None  # with a fault: where its marker is in the patched image
     pushed: tuple[PushResult, ...]
 
 
-def build_release(workspace: Workspace, app_name: str, services: tuple[str, ...] = (), fault_id: str | None = None,
-                  registry: str | None = None, client: Any = None) -> Release:
+def build_app_images(workspace: Workspace, app_name: str, services: tuple[str, ...] = (), fault_id: str | None = None,
+                     registry: str | None = None, client: Any = None) -> AppImages:
     """Build the images of `services` (default: every service with source; with a fault, its target)."""
     app = load_app(workspace, app_name)
     entry = load_code_fault(workspace, fault_id, app_name) if fault_id else None
@@ -49,7 +49,7 @@ def build_release(workspace: Workspace, app_name: str, services: tuple[str, ...]
         if built is not None:
             marker = check_marker(c, app, built.service, built.id, entry.code.marker)
     pushed = tuple(push(c, b, registry) for b in builds) if registry else ()
-    return Release(app=app.name, builds=tuple(builds), marker=marker, pushed=pushed)
+    return AppImages(app=app.name, builds=tuple(builds), marker=marker, pushed=pushed)
 
 
 def load_code_fault(workspace: Workspace, fault_id: str, app_name: str) -> Entry:
