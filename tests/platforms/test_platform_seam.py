@@ -99,3 +99,11 @@ def test_the_option_group_parses_and_reads_the_environment(tmp_path: Path) -> No
     for command in (("campaign", "run"),):  # its children open the platform
         out = run_cli(*command, "--help", cwd=tmp_path, check=0).stdout
         assert "--platform [local|kubernetes]" in out and "--load" not in out, command
+
+
+@pytest.mark.parametrize("module", ["rollouts", "namespaces", "apply", "settings"])
+def test_the_kubernetes_waits_watch_rather_than_sleep(module: str) -> None:
+    """Rollouts, deletions, service accounts and slices are waited for on the API's watch (watching.py)."""
+    text = (REPO / "faultkit" / "platforms" / "kubernetes" / f"{module}.py").read_text()
+    assert "sleep(" not in text
+    assert "watching.until(" in text

@@ -22,6 +22,7 @@ from faultkit.apps import manifests
 from faultkit.apps.descriptor import AppDescriptor
 from faultkit.errors import InputError
 from faultkit.images.naming import refuse_leaks
+from faultkit.platforms.kubernetes import watching
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 
 NAMESPACED = {"Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap", "Secret", "ServiceAccount",
@@ -92,7 +93,6 @@ def delete_applied(conn: Connection, objects: list[dict[str, Any]], timeout: flo
                 raise api_error(f"delete {body['kind']}/{body['metadata'].get('name')}", e) from None
     deadline = time.monotonic() + timeout
     for ns in spaces:
-        while conn.core.list_namespaced_pod(ns).items:
-            if time.monotonic() > deadline:
-                raise api_error(f"delete the app in {ns}", TimeoutError(f"pods still there after {timeout:g}s"))
-            time.sleep(0.5)
+        if not watching.until(conn, ns, ("pods",), lambda ns=ns: not conn.core.list_namespaced_pod(ns).items, bool,
+                              max(0.0, deadline - time.monotonic())):
+            raise api_error(f"delete the app in {ns}", TimeoutError(f"pods still there after {timeout:g}s"))

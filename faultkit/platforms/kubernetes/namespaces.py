@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from faultkit.errors import PlatformError
+from faultkit.platforms.kubernetes import watching
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 from faultkit.platforms.kubernetes.ownership import Record, check_namespace
 
@@ -39,17 +38,18 @@ class Namespaces:
 
     def _wait_account(self, name: str, timeout: float = 60.0) -> None:
         """Pods are refused until the service-account controller has made `default`."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def made() -> bool:
             try:
                 self.conn.core.read_namespaced_service_account("default", name)
-                return
+                return True
             except ApiException as e:
                 if e.status != 404:
                     raise api_error(f"read the default ServiceAccount of {name}", e) from None
-            time.sleep(0.3)
-        raise PlatformError(f"namespace {name}: no default ServiceAccount after {timeout:g}s; is the "
-                            "controller-manager running?")
+                return False
+
+        if not watching.until(self.conn, name, ("serviceaccounts",), made, bool, timeout):
+                raise PlatformError(f"namespace {name}: no default ServiceAccount after {timeout:g}s; is the "
+                                "controller-manager running?")
 
     def check_owned(self, rec: Record) -> None:
         check_namespace(rec, rec.namespace, self.uid(rec.namespace))
@@ -66,9 +66,7 @@ class Namespaces:
         except ApiException as e:
             if e.status != 404:
                 raise api_error(f"delete namespace {rec.namespace}", e) from None
-        deadline = time.monotonic() + timeout
-        while self.uid(rec.namespace) == rec.namespace_uid:
-            if time.monotonic() > deadline:
-                raise PlatformError(f"namespace {rec.namespace} is still terminating after {timeout:g}s; "
-                                    "check `kubectl get ns`, then run `faultkit down` again")
-            time.sleep(0.5)
+        if not watching.until(self.conn, rec.namespace, ("namespace",),
+                              lambda: self.uid(rec.namespace) != rec.namespace_uid, bool, timeout):
+            raise PlatformError(f"namespace {rec.namespace} is still terminating after {timeout:g}s; "
+                                "check `kubectl get ns`, then run `faultkit down` again")

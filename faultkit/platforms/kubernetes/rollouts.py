@@ -6,27 +6,28 @@ rollout is waited for too, so a failed change never leaves the app half-rolled.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
 from faultkit.errors import NotReady
+from faultkit.platforms.kubernetes import watching
 from faultkit.platforms.kubernetes.completion import Progress, rollout_progress
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 from faultkit.platforms.kubernetes.objects import observe
 
+# what a rollout's progress is read from (objects.observe)
+ROLLOUT_KINDS = ("deployments", "replicasets", "pods", "endpointslices")
+
 
 def wait_rollout(conn: Connection, namespace: str, name: str, container: str, image_ids: frozenset[str] | None,
-                 timeout: float, interval: float = 0.5) -> Progress:
-    deadline = time.monotonic() + timeout
-    while True:
+                 timeout: float) -> Progress:
+    def progress() -> Progress:
         o = observe(conn, namespace, name)
-        p = rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image_ids)
-        if p.done or p.failed or time.monotonic() > deadline:
-            return p
-        time.sleep(interval)
+        return rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image_ids)
+
+    return watching.until(conn, namespace, ROLLOUT_KINDS, progress, lambda p: bool(p.done or p.failed), timeout)
 
 
 def patch_template(conn: Connection, namespace: str, name: str, body: dict[str, Any], manager: str) -> None:

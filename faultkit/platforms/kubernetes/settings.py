@@ -10,14 +10,13 @@ field that was absent.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
 from faultkit.apps import manifests
 from faultkit.errors import InputError, NotReady, PlatformError
-from faultkit.platforms.kubernetes import objects
+from faultkit.platforms.kubernetes import objects, watching
 from faultkit.platforms.kubernetes.completion import current_replicaset
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 from faultkit.platforms.kubernetes.rollouts import wait_rollout
@@ -114,16 +113,14 @@ def _await_no_old_ready(conn: Connection, namespace: str, name: str, stopped: se
     """Return once the stopped ReplicaSets count no ready replica: NotReady promises that none
     serves, and a scaled-down ReplicaSet counts its old pod ready until the node reports it stopped
     (seconds on a loaded node)."""
-    deadline = time.monotonic() + timeout
-    while stopped:
-        ready = [rs["metadata"]["name"] for rs in objects.observe(conn, namespace, name).replicasets
-                 if rs["metadata"]["name"] in stopped and int((rs.get("status") or {}).get("readyReplicas") or 0)]
-        if not ready:
-            return
-        if time.monotonic() > deadline:
-            raise PlatformError(f"deployment {name} in {namespace}: the old ReplicaSets {', '.join(ready)} still count "
-                                f"ready replicas {timeout:g}s after they were scaled to 0; check the node")
-        time.sleep(0.5)
+    def still_ready() -> list[str]:
+        return [rs["metadata"]["name"] for rs in objects.observe(conn, namespace, name).replicasets
+                if rs["metadata"]["name"] in stopped and int((rs.get("status") or {}).get("readyReplicas") or 0)]
+
+    ready = watching.until(conn, namespace, ("replicasets",), still_ready, lambda r: not r, timeout) if stopped else []
+    if ready:
+        raise PlatformError(f"deployment {name} in {namespace}: the old ReplicaSets {', '.join(ready)} still count "
+                            f"ready replicas {timeout:g}s after they were scaled to 0; check the node")
 
 
 def _patch_service(conn: Connection, namespace: str, name: str, path: str, value: str | None, timeout: float,
@@ -146,16 +143,15 @@ def _patch_service(conn: Connection, namespace: str, name: str, path: str, value
 
 def _wait_slices(conn: Connection, namespace: str, name: str, timeout: float) -> None:
     """Until the EndpointSlice controller has written the new target ports (kube-proxy programs from them)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    def written() -> bool:
         svc = _service(conn, namespace, name)
         want = sorted(str(p.get("targetPort", p.get("port"))) for p in svc["spec"].get("ports") or [])
         slices = objects.endpoint_slices(conn, namespace, name)
         named = {str(p.get("name") or ""): p for p in svc["spec"].get("ports") or []}
         got = sorted(str(_target(named, pt.get("name"), pt.get("port"))) for s in slices for pt in s.get("ports") or [])
-        if not slices or got == want or time.monotonic() > deadline:
-            return
-        time.sleep(0.3)
+        return not slices or got == want
+
+    watching.until(conn, namespace, ("endpointslices",), written, bool, timeout)
 
 
 def _target(named: dict[str, dict[str, Any]], port_name: str | None, number: int | None) -> object:
