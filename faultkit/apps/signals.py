@@ -8,7 +8,9 @@ semantic conventions as the SDK's Prometheus exporter prints them, so an instrum
   counter `metric` (default `http_server_request_duration_seconds_count`, the count of the
   `http.server.request.duration` histogram) by its label `status_label` (default
   `http_response_status_code`), summed over every other label. On a cluster given a Prometheus,
-  the same series by PromQL, by the `pod` and `namespace` labels Prometheus' pod discovery gives.
+  the same series by PromQL, by the `pod` and `namespace` labels Prometheus' pod discovery gives,
+  or, for pods it did not scrape, pushed over OTLP through a collector, by the resource attributes
+  `k8s_pod_name` and `k8s_namespace_name`.
 - `spanmetrics`: PromQL over the collector's spanmetrics connector, its calls counter (`metric`,
   default `traces_span_metrics_calls_total`) for SERVER spans. Spans carry no HTTP status there,
   only the span status: `STATUS_CODE_ERROR` is counted as a 5xx ("500"), every other status as a
@@ -35,11 +37,15 @@ HISTOGRAM_COUNT = "http_server_request_duration_seconds_count"
 SPANMETRICS_CALLS = "traces_span_metrics_calls_total"
 ERROR_STATUS, OK_STATUS = "500", "200"  # spanmetrics' span status, as the screens count statuses
 
+# the pod and namespace of series pushed over OTLP: the resource attributes k8s.pod.name and
+# k8s.namespace.name (set by the kubernetes platform's --otlp-endpoint, or the k8sattributes processor)
+PUSHED_POD, PUSHED_NAMESPACE = "k8s_pod_name", "k8s_namespace_name"
+
 _DEFAULTS: dict[str, dict[str, str]] = {
     EXPOSITION: {"metric": HISTOGRAM_COUNT, "status_label": "http_response_status_code",
                  "pod_label": "pod", "namespace_label": "namespace"},
     SPANMETRICS: {"metric": SPANMETRICS_CALLS, "status_label": "status_code",
-                  "pod_label": "k8s_pod_name", "namespace_label": "k8s_namespace_name"},
+                  "pod_label": PUSHED_POD, "namespace_label": PUSHED_NAMESPACE},
     PROMQL: {"metric": "", "status_label": "status", "pod_label": "pod", "namespace_label": "namespace"},
 }
 
@@ -61,7 +67,15 @@ class RequestSignal:
         where = f'{self.namespace_label}="{_quoted(namespace)}",{self.pod_label}=~"{regex}"'
         if self.kind == SPANMETRICS:
             where += ',span_kind="SPAN_KIND_SERVER"'
-        return f"sum by ({self.pod_label}, {self.status_label}) ({self.metric}{{{where}}})"
+        by = f"sum by ({self.pod_label}, {self.status_label})"
+        query = f"{by} ({self.metric}{{{where}}})"
+        if self.kind == EXPOSITION:
+            # or, where no pod's series was scraped, the same histogram pushed over OTLP through a
+            # collector, whose pod and namespace are the SDK's resource attributes
+            pushed = f'{PUSHED_NAMESPACE}="{_quoted(namespace)}",{PUSHED_POD}=~"{regex}"'
+            query += (f' or {by} (label_replace({self.metric}{{{pushed}}}, "{self.pod_label}", "$1", '
+                      f'"{PUSHED_POD}", "(.*)"))')
+        return query
 
     def status_of(self, labels: dict[str, str]) -> str:
         """The status a sample counts under: its status code, or for spanmetrics 500 or 200."""

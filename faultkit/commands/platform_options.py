@@ -35,9 +35,13 @@ KUBERNETES = (
                       "(e.g. `kind load docker-image`); without it the cluster pulls the tags. "
                       "Default: $FAULTKIT_KUBERNETES_LOAD."),
     click.option("--prometheus", default=None, envvar="FAULTKIT_PROMETHEUS", metavar="URL",
-                 help="kubernetes: read request counters by PromQL from this Prometheus (it must scrape the app's "
-                      "pods with `namespace` and `pod` labels) instead of through the API server's pod proxy. "
-                      "Default: $FAULTKIT_PROMETHEUS."),
+                 help="kubernetes: read request counters by PromQL from this Prometheus instead of through the API "
+                      "server's pod proxy: a URL, or k8s://NAMESPACE/SERVICE:PORT for one in the cluster (reached "
+                      "through the API server). Its series carry the pod as `pod` (scraped) or `k8s_pod_name` "
+                      "(pushed over OTLP). Default: $FAULTKIT_PROMETHEUS."),
+    click.option("--otlp-endpoint", "otlp_endpoint", default=None, envvar="FAULTKIT_OTLP_ENDPOINT", metavar="URL",
+                 help="kubernetes, up: every container's OpenTelemetry SDK exports there (OTLP/HTTP), each second, "
+                      "with its pod and namespace as resource attributes. Default: $FAULTKIT_OTLP_ENDPOINT."),
     click.option("--existing", is_flag=True, envvar="FAULTKIT_KUBERNETES_EXISTING",
                  help="kubernetes: deploy into --namespace, which exists already (made for it, e.g. by a campaign "
                       "Job); `down` deletes the app, not the namespace. Default: $FAULTKIT_KUBERNETES_EXISTING."),
@@ -46,7 +50,8 @@ KUBERNETES = (
                  help="kubernetes: JSON file mapping each service to a prebuilt image the nodes have; nothing is "
                       "built. Default: $FAULTKIT_KUBERNETES_IMAGES."),
 )
-NAMES = ("namespace", "adopt", "kubeconfig", "context", "loader", "prometheus", "existing", "images_file")
+NAMES = ("namespace", "adopt", "kubeconfig", "context", "loader", "prometheus", "otlp_endpoint", "existing",
+         "images_file")
 
 
 @dataclass(frozen=True)

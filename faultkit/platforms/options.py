@@ -42,7 +42,8 @@ class KubernetesOptions:
     namespace: str | None = None  # up: the namespace to create (default: the app's name)
     adopt: str | None = None  # up: take over an app deployed in this namespace by other tooling
     loader: str | None = None  # command that puts a built image on the nodes, run as `COMMAND IMAGE`
-    prometheus: str | None = None  # read request counters by PromQL here
+    prometheus: str | None = None  # read request counters by PromQL here (a URL, or k8s://NS/SERVICE:PORT)
+    otlp_endpoint: str | None = None  # up: where every container's OpenTelemetry SDK exports (apply.py)
     images: Mapping[str, str] | None = None  # prebuilt service images on the nodes: nothing is built
     existing: bool = False  # up: --namespace exists already; down deletes the app, not the namespace
     app: str | None = None  # the app `build` uses when nothing is up
@@ -55,7 +56,8 @@ class KubernetesOptions:
         images_file: Path | None = values.get("images_file")
         return cls(kubeconfig=values.get("kubeconfig"), context=values.get("context"),
                    namespace=values.get("namespace"), adopt=values.get("adopt"), loader=values.get("loader"),
-                   prometheus=values.get("prometheus"), existing=bool(values.get("existing")),
+                   prometheus=values.get("prometheus"), otlp_endpoint=values.get("otlp_endpoint"),
+                   existing=bool(values.get("existing")),
                    images=load_image_map(images_file) if images_file else None)
 
 

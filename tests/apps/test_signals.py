@@ -66,9 +66,12 @@ def test_spanmetrics_counts_error_spans_as_5xx_and_the_rest_as_2xx():
 
 
 def test_exposition_by_promql_and_a_users_query_template():
+    # scraped from the pods by Prometheus' pod discovery, or else pushed over OTLP through a collector
     assert RequestSignal().promql("shop", ["a-1"]) == (
         'sum by (pod, http_response_status_code) (http_server_request_duration_seconds_count'
-        '{namespace="shop",pod=~"a-1"})')
+        '{namespace="shop",pod=~"a-1"}) or sum by (pod, http_response_status_code) '
+        '(label_replace(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_pod_name=~"a-1"}, '
+        '"pod", "$1", "k8s_pod_name", "(.*)"))')
     query = 'sum by (pod, code) (rate_me{ns="$namespace",pod=~"$pods"})'
     signal = signals_from_data({"requests": {"kind": "promql", "query": query, "status_label": "code"}}).requests
     assert signal.promql("shop", ["a-1", "b-2"]) == 'sum by (pod, code) (rate_me{ns="shop",pod=~"a-1|b-2"})'

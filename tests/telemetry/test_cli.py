@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import sys
 from pathlib import Path
 
-from tests.telemetry.conftest import stack_env, telemetry
+from tests.telemetry.conftest import TELEMETRY, stack_env, telemetry
 
 
 def test_up_with_an_occupied_port_fails_in_one_line(tmp_path: Path) -> None:
@@ -57,3 +60,41 @@ def test_a_named_jaeger_that_does_not_exist_is_named(tmp_path: Path) -> None:
     assert up.returncode == 1
     assert up.stderr == (f"Error: telemetry up: FAULTKIT_TELEMETRY_JAEGER names {tmp_path}/no-such-jaeger, "
                          "which does not exist\n")
+
+
+def test_the_cluster_commands_without_a_cluster_fail_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "FAULTKIT_CLUSTER_STATE": str(tmp_path / "no-cluster")}
+    for command in ("up", "status", "down"):
+        done = telemetry("cluster", command, env=env)
+        assert done.returncode == 1
+        assert done.stderr.splitlines() == [
+            f"Error: telemetry cluster {command}: no cluster: start it with `tools/cluster/cluster up`"]
+    exports = telemetry("cluster", "env", env=env)
+    assert exports.stdout.splitlines() == [
+        "export FAULTKIT_OTLP_ENDPOINT=http://jaeger.telemetry.svc:4318",
+        "export FAULTKIT_PROMETHEUS=k8s://telemetry/prometheus:9090",
+        "export FAULTKIT_JAEGER=k8s://telemetry/jaeger:16686"]
+
+
+def test_the_cluster_stack_runs_jaeger_yaml_and_names_no_tool_in_what_pods_show(tmp_path: Path) -> None:
+    sys.path.insert(0, str(TELEMETRY.parent))
+    try:
+        from telemetrylib import cluster
+    finally:
+        sys.path.remove(str(TELEMETRY.parent))
+    objs = cluster.manifests("faultkit.local/telemetry-jaeger:1", "faultkit.local/telemetry-prometheus:1")
+    assert [o["kind"] for o in objs][0] == "Namespace"
+    assert {o["metadata"].get("namespace", o["metadata"]["name"]) for o in objs} == {"telemetry"}
+    containers = [c for o in objs if o["kind"] == "Deployment" for c in o["spec"]["template"]["spec"]["containers"]]
+    assert {c["imagePullPolicy"] for c in containers} == {"Never"}  # nothing is pulled
+    assert "faultkit" not in json.dumps([c["env"] for c in containers]).lower()
+    config = next(o for o in objs if o["metadata"]["name"] == "jaeger" and o["kind"] == "ConfigMap")
+    text = config["data"]["jaeger.yaml"]
+    assert "${env:" not in text and "#" not in text  # values in place, comments gone
+    assert "0.0.0.0:4318" in text and "filter/probe" in text
+    # an image is the binary and what it loads, named by their content
+    binary = tmp_path / "tool"
+    binary.write_bytes(b"#!/bin/sh\n")
+    tag, archive = cluster.image_archive("tool", binary)
+    assert tag.startswith("faultkit.local/telemetry-tool:") and archive
+    assert cluster.image_archive("tool", binary)[0] == tag

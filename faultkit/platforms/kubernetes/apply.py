@@ -30,13 +30,42 @@ NAMESPACED = {"Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap", 
               "PodDisruptionBudget", "HorizontalPodAutoscaler"}
 
 
+WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+
+
 def field_manager(app: str) -> str:
     return f"{app}-release"
 
 
-def render(app: AppDescriptor, namespace: str, images: Mapping[str, str], root: Path) -> list[dict[str, Any]]:
+def telemetry_env(endpoint: str, namespace: str) -> list[dict[str, Any]]:
+    """What every container's OpenTelemetry SDK is told when up was given an OTLP endpoint: where to
+    export, often enough for windows of seconds (the SDK's default metric interval is 60 s), and
+    which pod and namespace its telemetry comes from, as resource attributes set the way the
+    OpenTelemetry Operator sets them (what the collector's k8sattributes processor would add), which
+    Prometheus labels k8s_pod_name and k8s_namespace_name. Nothing in them names faultkit: the
+    agent reads every pod's env."""
+    pod = "OTEL_RESOURCE_ATTRIBUTES_POD_NAME"
+    return [
+        {"name": pod, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "OTEL_EXPORTER_OTLP_ENDPOINT", "value": endpoint},
+        {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": "1000"},
+        {"name": "OTEL_BSP_SCHEDULE_DELAY", "value": "500"},
+        {"name": "OTEL_RESOURCE_ATTRIBUTES", "value": f"k8s.pod.name=$({pod}),k8s.namespace.name={namespace}"},
+    ]
+
+
+def _add_env(container: dict[str, Any], extra: list[dict[str, Any]]) -> None:
+    """Append `extra` to a container's env; a variable the manifest sets itself keeps its value."""
+    env = container.setdefault("env", [])
+    have = {e.get("name") for e in env}
+    env.extend(e for e in extra if e["name"] not in have)
+
+
+def render(app: AppDescriptor, namespace: str, images: Mapping[str, str], root: Path,
+           otlp_endpoint: str = "") -> list[dict[str, Any]]:
     """The objects to apply: the descriptor's manifests in `namespace`, each service's containers
-    running `images[service]` (pulled only when the node does not have it)."""
+    running `images[service]` (pulled only when the node does not have it), and with an OTLP
+    endpoint every container exporting its telemetry there (telemetry_env)."""
     docs = manifests.load_manifests(app.manifests_dir)
     out: list[dict[str, Any]] = []
     for doc in docs:
@@ -55,6 +84,11 @@ def render(app: AppDescriptor, namespace: str, images: Mapping[str, str], root: 
             if c.get("name") in spec.containers:
                 c["image"] = images[spec.name]
                 c["imagePullPolicy"] = "IfNotPresent"
+    if otlp_endpoint:
+        for body in out:
+            if body.get("kind") in WORKLOADS:
+                for c in manifests.pod_spec(body).get("containers") or []:
+                    _add_env(c, telemetry_env(otlp_endpoint, namespace))
     refuse_leaks(root, [(f"{o['kind']}/{o['metadata'].get('name')}", json.dumps(o, sort_keys=True)) for o in out])
     return out
 
@@ -93,6 +127,8 @@ def delete_applied(conn: Connection, objects: list[dict[str, Any]], timeout: flo
                 raise api_error(f"delete {body['kind']}/{body['metadata'].get('name')}", e) from None
     deadline = time.monotonic() + timeout
     for ns in spaces:
-        if not watching.until(conn, ns, ("pods",), lambda ns=ns: not conn.core.list_namespaced_pod(ns).items, bool,
-                              max(0.0, deadline - time.monotonic())):
+        def emptied(ns: str = ns) -> bool:
+            return not conn.core.list_namespaced_pod(ns).items
+
+        if not watching.until(conn, ns, ("pods",), emptied, bool, max(0.0, deadline - time.monotonic())):
             raise api_error(f"delete the app in {ns}", TimeoutError(f"pods still there after {timeout:g}s"))

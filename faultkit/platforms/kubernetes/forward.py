@@ -15,12 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import portforward
+from urllib3.exceptions import HTTPError
 
 from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.platforms.kubernetes.instances import is_ready
 
 Picker = Callable[[], tuple[str, int] | None]  # a ready pod and its target port, now
+SERVICE_SCHEME = "k8s://"  # a Service in the cluster, reached through the API server: k8s://NS/SERVICE:PORT
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -58,6 +61,28 @@ class _Handler(socketserver.BaseRequestHandler):
             pf.close()
         except Exception:  # closing a half-closed websocket raises from the library; nothing to keep
             pass
+
+
+def _container_port(pod: dict[str, Any], target: int | str) -> int:
+    """A Service's targetPort in one pod: a number, or the number of the container port so named."""
+    if isinstance(target, int) or str(target).isdigit():
+        return int(target)
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for cp in c.get("ports") or []:
+            if cp.get("name") == target:
+                return int(cp["containerPort"])
+    return 0  # named by no container: the forward is refused, as a connection to it would be
+
+
+def parse_service_url(text: str) -> tuple[str, str, int] | None:
+    """`k8s://NAMESPACE/SERVICE:PORT` (a Service in the cluster) -> its parts; None for any other text."""
+    if not text.startswith(SERVICE_SCHEME):
+        return None
+    where, _, port = text.removeprefix(SERVICE_SCHEME).rstrip("/").rpartition(":")
+    namespace, _, service = where.partition("/")
+    if not (namespace and service and port.isdigit() and 0 < int(port) < 65536) or "/" in service:
+        raise ValueError(f"{text}: expected {SERVICE_SCHEME}NAMESPACE/SERVICE:PORT")
+    return namespace, service, int(port)
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -102,6 +127,23 @@ class Forwards:
                 return [(p["metadata"]["name"], port)] if p is not None else []
             return pod
         return {inst: self.url((f"instance {inst}", port), in_slot(inst)) for inst in sorted(slots())}
+
+    def to_service(self, service: str, port: int) -> str:
+        """A Service faultkit did not deploy (a telemetry stack's), by its own selector and target port:
+        each connection goes to one of the pods it selects that is ready now."""
+        def pods() -> list[tuple[str, int]]:
+            try:
+                svc = self.conn.core.read_namespaced_service(service, self.namespace)
+                spec = next((sp for sp in svc.spec.ports or [] if sp.port == port), None)
+                if spec is None or not svc.spec.selector:
+                    return []
+                selector = ",".join(f"{k}={v}" for k, v in sorted(svc.spec.selector.items()))
+                found = self.conn.core.list_namespaced_pod(self.namespace, label_selector=selector).items
+            except (ApiException, HTTPError, OSError):
+                return []  # no such Service, or no API server now: the client sees the connection close
+            ready = [p for p in self.conn.api.sanitize_for_serialization(found) if is_ready(p)]
+            return [(p["metadata"]["name"], _container_port(p, spec.target_port or port)) for p in ready]
+        return self.url((f"service {service}", port), pods)
 
     def close(self) -> None:
         with self.lock:

@@ -52,8 +52,9 @@ def _label_value(text: str) -> str:
 class PromQL:
     """A Prometheus server's instant queries (GET /api/v1/query)."""
 
-    def __init__(self, url: str, timeout: float = 3.0) -> None:
+    def __init__(self, url: str, timeout: float = 3.0, name: str = "") -> None:
         self.url = url.rstrip("/")
+        self.name = name or self.url  # as the user gave it (k8s://... reaches a forward's loopback URL)
         self.timeout = timeout
         self.session = requests.Session()
 
@@ -63,14 +64,14 @@ class PromQL:
             r = self.session.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=self.timeout)
             body = r.json()
         except (requests.RequestException, ValueError) as e:
-            raise PlatformError(f"--prometheus {self.url}: no answer to a query ({e}); check that Prometheus runs "
+            raise PlatformError(f"--prometheus {self.name}: no answer to a query ({e}); check that Prometheus runs "
                                 "there") from None
         if r.status_code != 200 or body.get("status") != "success":
-            raise PlatformError(f"--prometheus {self.url}: query {promql!r} failed: "
+            raise PlatformError(f"--prometheus {self.name}: query {promql!r} failed: "
                                 f"{body.get('error') or r.status_code}")
         data = body.get("data") or {}
         if data.get("resultType") != "vector":
-            raise PlatformError(f"--prometheus {self.url}: query {promql!r} gave a {data.get('resultType')}, "
+            raise PlatformError(f"--prometheus {self.name}: query {promql!r} gave a {data.get('resultType')}, "
                                 "not an instant vector")
         return [(dict(s.get("metric") or {}), float(s["value"][1])) for s in data.get("result") or []]
 
@@ -81,16 +82,18 @@ class PromQL:
     def requests_by_pod(self, namespace: str, pods: list[str], signal: RequestSignal = DEFAULT) -> dict[str, Counts]:
         """Each pod's cumulative requests by status, summed over routes and methods as parse_requests does.
 
-        For kind exposition a pod Prometheus has not scraped, or whose last scrape failed, did not
-        answer (None); the collector's series (spanmetrics, a user's query) have no such target, so
-        a pod without a series there has counted nothing yet ({})."""
+        For kind exposition scraped from the pods, a pod Prometheus has not scraped, or whose last
+        scrape failed, did not answer (None); series a collector exports (pushed over OTLP,
+        spanmetrics, a user's query) have no such target, so a pod without a series there has
+        counted nothing yet ({})."""
         if not pods:
             return {}
         out: dict[str, Counts] = {p: {} for p in pods}
         if signal.kind == EXPOSITION:
             where = f'namespace="{_label_value(namespace)}",pod=~"{"|".join(_label_value(p) for p in pods)}"'
-            answered = {m.get("pod", "") for m, v in self.query(f"max by (pod) (up{{{where}}})") if v >= 1}
-            out = {p: ({} if p in answered else None) for p in pods}
+            scraped = {m.get("pod", ""): v for m, v in self.query(f"max by (pod) (up{{{where}}})")}
+            if scraped:  # scraped from the pods; pushed over OTLP there is no target to answer or not
+                out = {p: ({} if scraped.get(p, 0) >= 1 else None) for p in pods}
         sums: dict[str, dict[str, float]] = defaultdict(dict)
         for m, v in self.query(signal.promql(namespace, pods)):
             by_status = sums[m.get(signal.pod_label, "")]

@@ -43,7 +43,7 @@ from faultkit.platforms.kubernetes import apply, objects, preconditions, setting
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
-from faultkit.platforms.kubernetes.forward import Forwards
+from faultkit.platforms.kubernetes.forward import Forwards, parse_service_url
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
@@ -75,8 +75,10 @@ class KubernetesPlatform:
         self.loader_text = loader or ""
         self.loader = shlex.split(loader) if loader else None
         self.prometheus_url = opts.prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
+        self.otlp_endpoint = opts.otlp_endpoint or ""
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
+        self._stack_forwards: Forwards | None = None  # to a Prometheus in the cluster (promql)
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -89,7 +91,7 @@ class KubernetesPlatform:
         desc = load_app(self.workspace, app)
         self.conn.check()
         if self.prometheus_url:
-            PromQL(self.prometheus_url).check()
+            self.promql.check()
         ns = Namespaces(self.conn)
         if self.adopt_arg:
             if (uid := ns.uid(self.adopt_arg)) is None:
@@ -111,7 +113,7 @@ class KubernetesPlatform:
         try:
             if site_plan:
                 sites.write(self, site_plan)
-            objs = sites.scaled(apply.render(desc, name, images, self.workspace.root), replicas)
+            objs = sites.scaled(apply.render(desc, name, images, self.workspace.root, self.otlp_endpoint), replicas)
             apply.server_side_apply(self.conn, objs, apply.field_manager(app))
             # the other sites are applied before waiting, so every site rolls out at once
             others = sites.apply_others(self, desc, site_plan, images, replicas) if site_plan else []
@@ -147,8 +149,9 @@ class KubernetesPlatform:
 
     def down(self) -> str:
         rec = self.owner.read()
-        if self._forwards is not None:
-            self._forwards.close()
+        for forwards in (self._forwards, self._stack_forwards):
+            if forwards is not None:
+                forwards.close()
         if rec is None:
             return "nothing was up"
         self._retire_actions(rec)
@@ -281,7 +284,16 @@ class KubernetesPlatform:
 
     @cached_property
     def promql(self) -> PromQL:
-        return PromQL(self.prometheus_url)
+        """The Prometheus --prometheus names: a URL, or a Service in the cluster through a forward."""
+        try:
+            service = parse_service_url(self.prometheus_url)
+        except ValueError as e:
+            raise errors.UsageError(f"--prometheus {e}") from None
+        if service is None:
+            return PromQL(self.prometheus_url)
+        namespace, name, port = service
+        self._stack_forwards = Forwards(self.conn, namespace)
+        return PromQL(self._stack_forwards.to_service(name, port), name=self.prometheus_url)
 
     # -- builds and rollouts ----------------------------------------------------------------
     def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:

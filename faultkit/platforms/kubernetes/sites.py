@@ -36,6 +36,7 @@ class SiteHost(Protocol):
     conn: Connection
     workspace: Workspace
     loader_text: str
+    otlp_endpoint: str
 
     def at_site(self: _H, state_dir: Path) -> _H: ...
     def wait_all(self, desc: AppDescriptor, namespace: str, objs: list[dict[str, Any]], timeout: float) -> None: ...
@@ -116,7 +117,7 @@ def apply_others(platform: SiteHost, desc: AppDescriptor, sites: SitePlan, image
         known = platform.owner.base / "images.json"  # the digests the nodes know the shared images by
         if known.exists():
             shutil.copyfile(known, other.owner.base / "images.json")
-        objs = scaled(apply.render(desc, ns, images, platform.workspace.root), replicas)
+        objs = scaled(apply.render(desc, ns, images, platform.workspace.root, platform.otlp_endpoint), replicas)
         apply.server_side_apply(other.conn, objs, apply.field_manager(desc.name))
         applied.append((ns, objs))
     return applied

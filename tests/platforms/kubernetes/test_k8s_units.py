@@ -10,6 +10,7 @@ import pytest
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import InputError
 from faultkit.platforms.kubernetes import apply
+from faultkit.platforms.kubernetes.forward import parse_service_url
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import parse_k8s_line
 from faultkit.workspace import Workspace
@@ -25,6 +26,50 @@ def test_render_puts_every_object_in_the_namespace_with_the_built_images() -> No
     assert container["image"] == "minishop/cart:1.0.0-0123456789ab"
     assert container["imagePullPolicy"] == "IfNotPresent"
     assert "faultkit" not in apply.field_manager("minishop")  # managedFields are readable by the agent
+
+
+def test_render_with_an_otlp_endpoint_points_every_container_there_and_names_no_tool() -> None:
+    ws = Workspace(REPO, REPO / ".faultkit")
+    plain = apply.render(load_app(ws, "minishop"), "fk-x", {}, REPO)
+    objs = apply.render(load_app(ws, "minishop"), "fk-x", {}, REPO, otlp_endpoint="http://collector.obs.svc:4318")
+    containers = [c for o in objs if o["kind"] == "Deployment" for c in o["spec"]["template"]["spec"]["containers"]]
+    assert containers and len(objs) == len(plain)
+    for c in containers:
+        env = {e["name"]: e for e in c["env"]}
+        assert env["OTEL_EXPORTER_OTLP_ENDPOINT"]["value"] == "http://collector.obs.svc:4318"
+        assert env["OTEL_METRIC_EXPORT_INTERVAL"]["value"] == "1000"
+        pod = env["OTEL_RESOURCE_ATTRIBUTES_POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"]
+        assert pod == "metadata.name"
+        # defined before the variable that refers to it, as Kubernetes expands $(NAME) only then
+        names = [e["name"] for e in c["env"]]
+        assert names.index("OTEL_RESOURCE_ATTRIBUTES_POD_NAME") < names.index("OTEL_RESOURCE_ATTRIBUTES")
+        assert env["OTEL_RESOURCE_ATTRIBUTES"]["value"] == (
+            "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.namespace.name=fk-x")
+        assert "faultkit" not in str(c["env"]).lower()  # the agent reads every pod's env
+    # a value the manifest sets itself is kept
+    [checkout] = [o for o in plain if o["kind"] == "Deployment" and o["metadata"]["name"] == "checkout"]
+    checkout["spec"]["template"]["spec"]["containers"][0].setdefault("env", []).append(
+        {"name": "OTEL_METRIC_EXPORT_INTERVAL", "value": "5000"})
+    apply._add_env(checkout["spec"]["template"]["spec"]["containers"][0], apply.telemetry_env("http://c:4318", "x"))
+    env = checkout["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["value"] for e in env if e["name"] == "OTEL_METRIC_EXPORT_INTERVAL"] == ["5000"]
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("k8s://telemetry/prometheus:9090", ("telemetry", "prometheus", 9090)),
+    ("k8s://monitoring/kube-prometheus-stack-prometheus:9090/", ("monitoring", "kube-prometheus-stack-prometheus",
+                                                                 9090)),
+    ("http://127.0.0.1:9090", None),
+])
+def test_a_prometheus_in_the_cluster_is_named_by_namespace_service_and_port(text: str, parts: object) -> None:
+    assert parse_service_url(text) == parts
+
+
+@pytest.mark.parametrize("text", ["k8s://prometheus:9090", "k8s://ns/prometheus", "k8s://ns/a/b:1",
+                                  "k8s://ns/prometheus:0", "k8s://ns/prometheus:http"])
+def test_a_malformed_cluster_url_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="expected k8s://NAMESPACE/SERVICE:PORT"):
+        parse_service_url(text)
 
 
 def test_render_refuses_a_giveaway_word() -> None:

@@ -26,16 +26,28 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
 
 def docker_archive(tag: str, binary: Path, entrypoint: list[str]) -> bytes:
     """One-layer image holding `binary` at /<name>: same binary, same bytes."""
+    return docker_archive_of(tag, {binary.name: binary}, entrypoint, f"faultkit cluster: {binary.name}")
+
+
+def docker_archive_of(tag: str, files: dict[str, Path], entrypoint: list[str], made_by: str) -> bytes:
+    """One-layer image holding each host file (its content, symlinks followed) at the path it is
+    named by (relative to /), with the folders on the way."""
     layer_buf = io.BytesIO()
     with tarfile.open(fileobj=layer_buf, mode="w", format=tarfile.USTAR_FORMAT) as layer:
-        _add(layer, binary.name, binary.read_bytes(), 0o755)
+        folders = sorted({str(parent) for name in files for parent in Path(name).parents if str(parent) != "."})
+        for folder in folders:
+            info = tarfile.TarInfo(folder)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+            layer.addfile(info)
+        for name, source in sorted(files.items()):
+            _add(layer, name, source.read_bytes(), 0o755)
     layer_bytes = layer_buf.getvalue()
     diff_id = hashlib.sha256(layer_bytes).hexdigest()
     config = {
         "architecture": "amd64", "os": "linux",
         "config": {"Entrypoint": entrypoint, "Env": ["PATH=/"], "WorkingDir": "/"},
         "rootfs": {"type": "layers", "diff_ids": [f"sha256:{diff_id}"]},
-        "history": [{"created_by": f"faultkit cluster: {binary.name}"}],
+        "history": [{"created_by": made_by}],
     }
     config_bytes = json.dumps(config, sort_keys=True).encode()
     config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"

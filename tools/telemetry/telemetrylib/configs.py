@@ -44,6 +44,7 @@ def port_variable(name: str) -> str:
 def jaeger_env(layout: Layout, environ: Mapping[str, str]) -> dict[str, str]:
     env = {key: value for key, value in environ.items() if not key.startswith("OTEL_")}
     env.update({port_variable(name): str(port) for name, port in layout.ports.items()})
+    env["FAULTKIT_TELEMETRY_HOST"] = HOST
     return env
 
 

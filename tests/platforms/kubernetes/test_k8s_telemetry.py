@@ -1,0 +1,166 @@
+"""The telemetry stack on the cluster (issue 30), live: `tools/telemetry/telemetry cluster up` runs
+Jaeger and Prometheus in namespace telemetry from images made here, and minishop, brought
+up with --otlp-endpoint, exports to it.
+
+- a checkout through the frontend is one trace in the stack's Jaeger, spanning frontend, checkout
+  and payment, read through the API server as faultkit reads it;
+- request counts read through the stack's Prometheus (--prometheus k8s://...) agree with each pod's
+  own /metrics, and its server errors arrive there;
+- the symptom probe's requests reach no span and no series of the stack;
+- a k8s:// Prometheus that is not there is refused at `up`, in one line, before anything is made.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from kubernetes import client
+
+from faultkit.observe.probing import PROBE_BAGGAGE
+from faultkit.platforms.kubernetes import KubernetesPlatform
+from faultkit.platforms.kubernetes.connection import Connection
+from faultkit.platforms.kubernetes.forward import Forwards
+from faultkit.platforms.kubernetes.metrics import pod_requests
+from tests.helpers.cli import cli_env, run_cli
+from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
+
+pytestmark = pytest.mark.live
+
+TELEMETRY = REPO / "tools" / "telemetry" / "telemetry"
+STACK = "telemetry"
+PROMETHEUS = f"k8s://{STACK}/prometheus:9090"
+CHECKOUT = {"user": "otel-k8s", "currency": "USD", "email": "otel-k8s@example.com",
+            "address": {"street_address": "1600 Amphitheatre Parkway", "city": "Mountain View", "state": "CA",
+                        "country": "US", "zip_code": "94043"},
+            "card": {"number": "4432-8015-6152-0454", "cvv": "672", "expiration_year": time.gmtime().tm_year + 2,
+                     "expiration_month": 1}}
+
+
+def _telemetry(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TELEMETRY), "cluster", *args], capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ))
+
+
+@pytest.fixture(scope="module")
+def stack(kubeconfig: str) -> Iterator[dict[str, str]]:
+    up = _telemetry("up")
+    assert up.returncode == 0, up.stderr[-2000:]
+    exports = dict(line.removeprefix("export ").split("=", 1) for line in _telemetry("env").stdout.splitlines())
+    try:
+        yield exports
+    finally:
+        down = _telemetry("down")
+        assert down.returncode == 0, down.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def shop(stack: dict[str, str], kubeconfig: str, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[KubernetesPlatform]:
+    assert stack["FAULTKIT_PROMETHEUS"] == PROMETHEUS
+    p = new_platform(tmp_path_factory.mktemp("k8s-otel"), kubeconfig, namespace=ns_name("otel"),
+                     otlp_endpoint=stack["FAULTKIT_OTLP_ENDPOINT"], prometheus=PROMETHEUS)
+    p.up("minishop", timeout=240)
+    yield p
+    p.down()
+
+
+@pytest.fixture(scope="module")
+def jaeger(kubeconfig: str) -> Iterator[str]:
+    forwards = Forwards(Connection(kubeconfig), STACK)
+    yield forwards.to_service("jaeger", 16686)
+    forwards.close()
+
+
+def _trace(jaeger: str, trace_id: str) -> dict[str, Any] | None:
+    r = requests.get(f"{jaeger}/api/traces/{trace_id}", timeout=10)
+    data = r.json().get("data") if r.status_code == 200 else None
+    return data[0] if data else None
+
+
+def _checkout(shop: KubernetesPlatform, headers: dict[str, str]) -> int:
+    base = shop.endpoint("frontend")
+    requests.post(f"{base}/cart/add", json={"user": "otel-k8s", "product_id": "OLJCESPC7Z", "quantity": 1},
+                  headers=headers, timeout=10)
+    return requests.post(f"{base}/checkout", json=CHECKOUT, headers=headers, timeout=10).status_code
+
+
+def _traced(trace_id: str, more: dict[str, str] | None = None) -> dict[str, str]:
+    return {"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01", **(more or {})}
+
+
+def _pod_counts(shop: KubernetesPlatform, service: str) -> dict[str, dict[str, float] | None]:
+    """Each instance's counts from its pod's own /metrics, through the API server's pod proxy."""
+    ns, signal = shop.record().namespace, shop.descriptor.signals.requests
+    return {inst: pod_requests(shop.conn, ns, pod["metadata"]["name"], 8080, signal)
+            for inst, pod in shop._slot_pods(service).items()}
+
+
+def test_a_checkout_is_one_trace_in_the_stacks_jaeger(shop: KubernetesPlatform, jaeger: str) -> None:
+    trace_id = secrets.token_hex(16)
+    assert _checkout(shop, _traced(trace_id)) == 200
+
+    def whole() -> dict[str, Any] | None:
+        trace = _trace(jaeger, trace_id)
+        services = {trace["processes"][s["processID"]]["serviceName"] for s in trace["spans"]} if trace else set()
+        return trace if {"frontend", "checkout", "payment"} <= services else None
+
+    trace = wait_until(whole, 60, f"trace {trace_id} spanning frontend, checkout and payment")
+    pods = {t["value"] for p in trace["processes"].values() for t in p.get("tags", []) if t["key"] == "k8s.pod.name"}
+    assert any(pod.startswith("checkout-") for pod in pods), pods  # each span says which pod sent it
+
+
+def test_counts_through_the_stack_agree_with_the_pods_and_carry_the_errors(shop: KubernetesPlatform) -> None:
+    assert shop.signal_sources()["requests"]["endpoint"] == PROMETHEUS
+    wait_until(lambda: all(shop.request_counts("frontend").values()), 60, "frontend's counts in the stack")
+    before = _pod_counts(shop, "frontend")
+    time.sleep(3.5)  # an export (1 s) and a scrape (1 s) past `before`
+    counted = shop.request_counts("frontend")
+    after = _pod_counts(shop, "frontend")
+    assert set(counted) == set(before) == set(after)
+    for inst, by_status in counted.items():
+        for status, n in (by_status or {}).items():
+            low, high = (before[inst] or {}).get(status, 0.0), (after[inst] or {}).get(status, 0.0)
+            assert low <= n <= high, f"{inst} status {status}: pod {low}..{high}, stack {n}"
+    assert sum(sum((c or {}).values()) for c in counted.values()) > 0
+
+    old = shop.read_field("checkout", "checkout", "env.PAYMENT_ADDR")
+    shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:1")
+    try:
+        start = sum((c or {}).get("500", 0.0) for c in shop.request_counts("frontend").values())
+        assert [_checkout(shop, {}) for _ in range(3)] == [500, 500, 500]
+        wait_until(lambda: sum((c or {}).get("500", 0.0) for c in shop.request_counts("frontend").values())
+                   >= start + 3, 30, "the frontend's three 500s through the stack")
+    finally:
+        shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old)
+
+
+def test_the_probes_requests_reach_no_span_and_no_series(shop: KubernetesPlatform, jaeger: str) -> None:
+    probe_trace, plain_trace = secrets.token_hex(16), secrets.token_hex(16)
+    assert _checkout(shop, _traced(probe_trace, PROBE_BAGGAGE)) == 200
+    assert _checkout(shop, _traced(plain_trace)) == 200  # sent after: once it is in, the probe's were flushed
+    wait_until(lambda: _trace(jaeger, plain_trace), 60, "the plain checkout's trace")
+    time.sleep(3)  # an export and a scrape past the plain trace
+    assert _trace(jaeger, probe_trace) is None
+    assert shop.promql.query('{faultkit_origin!=""}') == []
+
+
+def test_up_refuses_a_k8s_prometheus_that_is_not_there(stack: dict[str, str], tmp_path: Path, kubeconfig: str,
+                                                       core: client.CoreV1Api) -> None:
+    name = ns_name("noprom")
+    where = f"k8s://{STACK}/nothing:9090"
+    proc = run_cli("up", "--platform", "kubernetes", "--namespace", name, "--kubeconfig", kubeconfig,
+                   "--prometheus", where, cwd=REPO, env=cli_env(FAULTKIT_STATE_DIR=str(tmp_path / "state")),
+                   timeout=120)
+    assert proc.returncode != 0
+    assert f"Error: --prometheus {where}: no answer to a query" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert name not in {n.metadata.name for n in core.list_namespace().items}  # refused before anything was made
