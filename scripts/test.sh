@@ -28,12 +28,12 @@ missing=()
 need() { command -v "$1" >/dev/null || missing+=("$2"); }
 need git git
 need chromium chromium
+need promtool prometheus  # the alert packs' checks and unit tests (tests/apps/test_alert_pack.py)
 if [ "$fast" = 0 ]; then
   need dockerd docker.io
   need debootstrap debootstrap
   need iptables-save iptables
   need nft nftables
-  need prometheus prometheus
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq

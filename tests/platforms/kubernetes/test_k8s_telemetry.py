@@ -7,6 +7,7 @@ up with --otlp-endpoint, exports to it.
 - request counts read through the stack's Prometheus (--prometheus k8s://...) agree with each pod's
   own /metrics, and its server errors arrive there;
 - the symptom probe's requests reach no span and no series of the stack;
+- minishop's alert pack, loaded by `cluster up --rules`, fires on a broken dependency;
 - a k8s:// Prometheus that is not there is refused at `up`, in one line, before anything is made.
 """
 
@@ -52,7 +53,7 @@ def _telemetry(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[
 
 @pytest.fixture(scope="module")
 def stack(kubeconfig: str) -> Iterator[dict[str, str]]:
-    up = _telemetry("up")
+    up = _telemetry("up", "--rules", str(REPO / "apps" / "minishop" / "alerts.yaml"))
     assert up.returncode == 0, up.stderr[-2000:]
     exports = dict(line.removeprefix("export ").split("=", 1) for line in _telemetry("env").stdout.splitlines())
     try:
@@ -118,7 +119,7 @@ def test_a_checkout_is_one_trace_in_the_stacks_jaeger(shop: KubernetesPlatform, 
     assert any(pod.startswith("checkout-") for pod in pods), pods  # each span says which pod sent it
 
 
-def test_counts_through_the_stack_agree_with_the_pods_and_carry_the_errors(shop: KubernetesPlatform) -> None:
+def test_counts_through_the_stack_agree_with_the_pods_and_its_errors_page(shop: KubernetesPlatform) -> None:
     assert shop.signal_sources()["requests"]["endpoint"] == PROMETHEUS
     wait_until(lambda: all(shop.request_counts("frontend").values()), 60, "frontend's counts in the stack")
     before = _pod_counts(shop, "frontend")
@@ -132,13 +133,19 @@ def test_counts_through_the_stack_agree_with_the_pods_and_carry_the_errors(shop:
             assert low <= n <= high, f"{inst} status {status}: pod {low}..{high}, stack {n}"
     assert sum(sum((c or {}).values()) for c in counted.values()) > 0
 
+    firing = 'ALERTS{alertname="ServiceErrorRatioHigh",service_name="checkout",alertstate="firing"}'
+    assert shop.promql.query(firing) == []
     old = shop.read_field("checkout", "checkout", "env.PAYMENT_ADDR")
     shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:1")
     try:
+        broken = time.monotonic()
         start = sum((c or {}).get("500", 0.0) for c in shop.request_counts("frontend").values())
         assert [_checkout(shop, {}) for _ in range(3)] == [500, 500, 500]
         wait_until(lambda: sum((c or {}).get("500", 0.0) for c in shop.request_counts("frontend").values())
                    >= start + 3, 30, "the frontend's three 500s through the stack")
+        # the load generator's checkouts keep failing: minishop's pack pages on checkout's error ratio
+        wait_until(lambda: shop.promql.query(firing), 90, "ServiceErrorRatioHigh firing for checkout")
+        print(f"ServiceErrorRatioHigh fired {time.monotonic() - broken:.1f} s after the setting was in place")
     finally:
         shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from . import build, configs
+from . import build, configs, rules
 from .layout import JAEGER_CONFIG, TOOL_DIR, Layout
 
 sys.path.insert(0, str(TOOL_DIR.parent / "cluster"))
@@ -86,8 +86,12 @@ def jaeger_yaml() -> str:
     return text
 
 
-def manifests(jaeger_image: str, prometheus_image: str) -> list[dict[str, Any]]:
-    """Every object of the stack, in the order they are applied."""
+def manifests(jaeger_image: str, prometheus_image: str, rule_packs: dict[str, str] | None = None
+              ) -> list[dict[str, Any]]:
+    """Every object of the stack, in the order they are applied; `rule_packs` (rules.packs' output)
+    in the ConfigMap Prometheus reads its rules from, their digest on its pod template, so a change
+    of packs rolls Prometheus and it reads them anew."""
+    packs = dict(rule_packs or {})
     meta = {"namespace": NAMESPACE}
     prometheus_yml = yaml.safe_dump({
         "global": {"scrape_interval": configs.SCRAPE_INTERVAL, "evaluation_interval": configs.SCRAPE_INTERVAL},
@@ -98,11 +102,12 @@ def manifests(jaeger_image: str, prometheus_image: str) -> list[dict[str, Any]]:
     }, sort_keys=False)
 
     def deployment(name: str, image: str, args: list[str], env: list[dict[str, str]], ports: dict[str, int],
-                   volumes: dict[str, tuple[dict[str, Any], str]], ready_path: str, ready_port: int) -> dict[str, Any]:
+                   volumes: dict[str, tuple[dict[str, Any], str]], ready_path: str, ready_port: int,
+                   annotations: dict[str, str] | None = None) -> dict[str, Any]:
         return {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, **meta},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {
-                "metadata": {"labels": {"app": name}},
+                "metadata": {"labels": {"app": name}, "annotations": annotations or {}},
                 "spec": {
                     "containers": [{
                         "name": name, "image": image, "imagePullPolicy": "Never", "args": args, "env": env,
@@ -126,7 +131,7 @@ def manifests(jaeger_image: str, prometheus_image: str) -> list[dict[str, Any]]:
          "data": {"jaeger.yaml": jaeger_yaml()}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "prometheus", **meta},
          "data": {"prometheus.yml": prometheus_yml}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "prometheus-rules", **meta}, "data": {}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "prometheus-rules", **meta}, "data": packs},
         deployment("jaeger", jaeger_image, ["--config", "file:/etc/jaeger/jaeger.yaml"], [], jaeger_ports,
                    {"config": ({"configMap": {"name": "jaeger"}}, "/etc/jaeger")},
                    "/api/services", PORTS["jaeger_query"]),
@@ -139,7 +144,7 @@ def manifests(jaeger_image: str, prometheus_image: str) -> list[dict[str, Any]]:
                    {"config": ({"configMap": {"name": "prometheus"}}, "/etc/prometheus"),
                     "rules": ({"configMap": {"name": "prometheus-rules"}}, "/etc/prometheus/rules"),
                     "data": ({"emptyDir": {}}, "/data")},
-                   "/-/ready", PORTS["prometheus"]),
+                   "/-/ready", PORTS["prometheus"], {"rules-digest": rules.digest(packs)}),
         service("prometheus", {"prometheus": PORTS["prometheus"]}),
     ]
 
@@ -153,8 +158,9 @@ def _api() -> Any:
     return config.new_client_from_config(config_file=str(kubeconfig))
 
 
-def up(layout: Layout, environ: dict[str, str]) -> ClusterUp:
-    """Make and import the images (when containerd lacks them), apply the stack, wait until it answers."""
+def up(layout: Layout, environ: dict[str, str], rule_packs: dict[str, str] | None = None) -> ClusterUp:
+    """Make and import the images (when containerd lacks them), apply the stack with `rule_packs`, wait
+    until it is available."""
     from kubernetes.dynamic import DynamicClient
 
     start = time.monotonic()
@@ -170,7 +176,7 @@ def up(layout: Layout, environ: dict[str, str]) -> ClusterUp:
             imported.append(tag)
         images[name] = tag
     dyn = DynamicClient(api)
-    for body in manifests(images["jaeger"], images["prometheus"]):
+    for body in manifests(images["jaeger"], images["prometheus"], rule_packs):
         resource = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
         dyn.server_side_apply(resource, body=body, namespace=body["metadata"].get("namespace"),
                               field_manager="tools-telemetry", force_conflicts=True)
@@ -184,14 +190,20 @@ def _wait_available(api: Any, names: tuple[str, ...]) -> None:
     apps = client.AppsV1Api(api)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
-        waiting = [n for n in names if not (apps.read_namespaced_deployment(n, NAMESPACE).status.available_replicas
-                                            or 0)]
+        waiting = [n for n in names if not _rolled_out(apps.read_namespaced_deployment(n, NAMESPACE))]
         if not waiting:
             return
         if time.monotonic() > deadline:
             raise ClusterStackError(f"{', '.join(waiting)} not available in namespace {NAMESPACE} after "
                                     f"{READY_TIMEOUT_S:g}s; see `kubectl -n {NAMESPACE} describe pods`")
         time.sleep(0.5)
+
+
+def _rolled_out(d: Any) -> bool:
+    """Every replica runs the current template and is available (a change of rule packs rolls Prometheus)."""
+    want, st = d.spec.replicas, d.status
+    return bool((st.observed_generation or 0) >= d.metadata.generation and (st.updated_replicas or 0) == want
+                and (st.available_replicas or 0) == want and (st.replicas or 0) == want)
 
 
 def status() -> dict[str, bool]:

@@ -100,8 +100,9 @@ def occupied_port(layout: Layout) -> str | None:
     return None
 
 
-def up(layout: Layout, environ: Mapping[str, str]) -> UpResult | None:
-    """Build if needed, start Jaeger and Prometheus, wait until all answer; None when already up."""
+def up(layout: Layout, environ: Mapping[str, str], rule_packs: Mapping[str, str] | None = None) -> UpResult | None:
+    """Build if needed, start Jaeger and Prometheus (with `rule_packs`, rules.packs' output, in its rules
+    folder), wait until all answer; None when already up."""
     current = status(layout)
     if current.healthy:
         return None
@@ -116,6 +117,8 @@ def up(layout: Layout, environ: Mapping[str, str]) -> UpResult | None:
         raise TelemetryError(problem)
     built = build.ensure_built(layout, environ)
     configs.write(layout)
+    for name, text in (rule_packs or {}).items():
+        (layout.rules / name).write_text(text)
     check = subprocess.run(configs.promtool_check(layout), capture_output=True, text=True)
     if check.returncode != 0:
         raise TelemetryError(f"promtool rejects {layout.prometheus_config}: {_last_line(check.stdout + check.stderr)}")
