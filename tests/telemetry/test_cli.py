@@ -95,6 +95,9 @@ def test_the_cluster_stack_runs_jaeger_yaml_and_names_no_tool_in_what_pods_show(
     # an image is the binary and what it loads, named by their content
     binary = tmp_path / "tool"
     binary.write_bytes(b"#!/bin/sh\n")
-    tag, archive = cluster.image_archive("tool", binary)
-    assert tag.startswith("faultkit.local/telemetry-tool:") and archive
-    assert cluster.image_archive("tool", binary)[0] == tag
+    tag, files = cluster.image_files("tool", binary)
+    assert tag.startswith("faultkit.local/telemetry-tool:") and files == {"tool": binary}  # not ELF: no library
+    assert cluster.image_files("tool", binary)[0] == tag
+    binary.write_bytes(b"#!/bin/sh\nexit 0\n")
+    assert cluster.image_files("tool", binary)[0] != tag
+    assert cluster.image_archive(tag, "tool", files)[:100]

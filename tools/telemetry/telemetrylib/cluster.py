@@ -64,14 +64,19 @@ def shared_objects(binary: Path) -> dict[str, Path]:
     return out
 
 
-def image_archive(name: str, binary: Path) -> tuple[str, bytes]:
-    """(tag, docker-archive) of an image holding `binary` at /<name> and what it loads."""
+def image_files(name: str, binary: Path) -> tuple[str, dict[str, Path]]:
+    """(tag, files) of the image holding `binary` at /<name> and what it loads: the tag is named by
+    the files' content, so a new binary or library is a new image."""
     files = {name: binary, **shared_objects(binary)}
     digest = hashlib.sha256()
     for path, source in sorted(files.items()):
         digest.update(path.encode() + b"\0" + hashlib.sha256(source.read_bytes()).digest())
-    tag = f"faultkit.local/telemetry-{name}:{digest.hexdigest()[:16]}"
-    return tag, cluster_images.docker_archive_of(tag, files, [f"/{name}"], f"faultkit telemetry: {name}")
+    return f"faultkit.local/telemetry-{name}:{digest.hexdigest()[:16]}", files
+
+
+def image_archive(tag: str, name: str, files: dict[str, Path]) -> bytes:
+    """The docker-archive of that image, as containerd imports it."""
+    return cluster_images.docker_archive_of(tag, files, [f"/{name}"], f"faultkit telemetry: {name}")
 
 
 def jaeger_yaml() -> str:
@@ -170,9 +175,9 @@ def up(layout: Layout, environ: dict[str, str], rule_packs: dict[str, str] | Non
     have = cluster_images.present(where)
     images, imported = {}, []
     for name, binary in (("jaeger", jaeger), ("prometheus", Path(configs.prometheus_binary()))):
-        tag, archive = image_archive(name, binary)
+        tag, files = image_files(name, binary)
         if tag not in have:
-            cluster_images.import_archive(where, archive)
+            cluster_images.import_archive(where, image_archive(tag, name, files))
             imported.append(tag)
         images[name] = tag
     dyn = DynamicClient(api)
