@@ -48,7 +48,7 @@ class Namespaces:
                 return False
 
         if not watching.until(self.conn, name, ("serviceaccounts",), made, bool, timeout):
-                raise PlatformError(f"namespace {name}: no default ServiceAccount after {timeout:g}s; is the "
+            raise PlatformError(f"namespace {name}: no default ServiceAccount after {timeout:g}s; is the "
                                 "controller-manager running?")
 
     def check_owned(self, rec: Record) -> None:
