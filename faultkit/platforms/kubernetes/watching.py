@@ -9,12 +9,13 @@ FALLBACK_S: events decide how soon a wait ends, never whether it does.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from kubernetes import watch
+from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
@@ -28,16 +29,17 @@ READ_TIMEOUT_S = 2.0
 SETTLE_S = 0.05
 
 
-def _lister(conn: Connection, kind: str, namespace: str) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+def _lister(api: client.ApiClient, kind: str, namespace: str
+            ) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
     """The list call a watch of `kind` in `namespace` is made with: (function, args, kwargs)."""
     if kind == "namespace":  # the namespace itself: cluster-scoped, picked by name
-        return conn.core.list_namespace, (), {"field_selector": f"metadata.name={namespace}"}
+        return client.CoreV1Api(api).list_namespace, (), {"field_selector": f"metadata.name={namespace}"}
     calls = {
-        "pods": conn.core.list_namespaced_pod,
-        "serviceaccounts": conn.core.list_namespaced_service_account,
-        "replicasets": conn.apps.list_namespaced_replica_set,
-        "deployments": conn.apps.list_namespaced_deployment,
-        "endpointslices": conn.discovery.list_namespaced_endpoint_slice,
+        "pods": client.CoreV1Api(api).list_namespaced_pod,
+        "serviceaccounts": client.CoreV1Api(api).list_namespaced_service_account,
+        "replicasets": client.AppsV1Api(api).list_namespaced_replica_set,
+        "deployments": client.AppsV1Api(api).list_namespaced_deployment,
+        "endpointslices": client.DiscoveryV1Api(api).list_namespaced_endpoint_slice,
     }
     return calls[kind], (namespace,), {}
 
@@ -48,8 +50,13 @@ class _Watches:
     def __init__(self, conn: Connection, namespace: str, kinds: tuple[str, ...]) -> None:
         self.changed = threading.Event()
         self._over = threading.Event()
+        # connections of their own: a watch holds one for its whole life, and the platform's pool
+        # (ten) would otherwise be short for its other calls
+        settings = copy.copy(conn.api.configuration)
+        settings.connection_pool_maxsize = len(kinds) + 1
+        api = client.ApiClient(settings)
         self._threads = [
-            threading.Thread(target=self._run, args=_lister(conn, kind, namespace), daemon=True,
+            threading.Thread(target=self._run, args=_lister(api, kind, namespace), daemon=True,
                              name=f"watch-{kind}-{namespace}")
             for kind in kinds
         ]
