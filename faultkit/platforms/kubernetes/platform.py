@@ -43,11 +43,11 @@ from faultkit.platforms.kubernetes import apply, objects, preconditions, setting
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
-from faultkit.platforms.kubernetes.forward import Forwards, parse_service_url
+from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
-from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, reach_prometheus, request_source
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -284,16 +284,8 @@ class KubernetesPlatform:
 
     @cached_property
     def promql(self) -> PromQL:
-        """The Prometheus --prometheus names: a URL, or a Service in the cluster through a forward."""
-        try:
-            service = parse_service_url(self.prometheus_url)
-        except ValueError as e:
-            raise errors.UsageError(f"--prometheus {e}") from None
-        if service is None:
-            return PromQL(self.prometheus_url)
-        namespace, name, port = service
-        self._stack_forwards = Forwards(self.conn, namespace)
-        return PromQL(self._stack_forwards.to_service(name, port), name=self.prometheus_url)
+        self._stack_forwards, query = reach_prometheus(self.conn, self.prometheus_url)
+        return query
 
     # -- builds and rollouts ----------------------------------------------------------------
     def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:

@@ -34,16 +34,11 @@ CPU_LOOP = ["sh", "-c", "while :; do :; done"]
 # is tiny. The OOM killer ranks a cgroup's processes by resident memory at about the same
 # oom_score_adj, so past the limit it takes the container's own process, and the holder dies with
 # the container's PID namespace. The holder first lowers its own oom_score_adj where the node grants
-# CAP_SYS_RESOURCE: under memory pressure the container's file-backed pages are reclaimed, which can
-# leave the writing holder (a Python of about the container's resident size) the larger, and one CI
-# run's container was not OOM-killed within 90 s (the likely reason: the killer took the holder,
-# which freed the memory and left the container running).
+# CAP_SYS_RESOURCE: reclaim can leave the writing holder (a Python) the larger, and in one CI run the
+# container was not OOM-killed in 90 s (likely: the killer took the holder, freeing the memory).
 MEMORY_HOLD = (
     "import os, sys, time\n"
-    "try:\n"
-    "    open('/proc/self/oom_score_adj', 'w').write('-999')\n"
-    "except OSError:\n"
-    "    pass\n"
+    "try:\n    open('/proc/self/oom_score_adj', 'w').write('-999')\nexcept OSError:\n    pass\n"
     "mb = int(sys.argv[1]); fd = os.memfd_create('buffer', 0); chunk = b'\\x01' * 1048576\n"
     "for i in range(mb):\n"
     "    os.write(fd, chunk)\n"
