@@ -30,9 +30,6 @@ NAMESPACED = {"Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap", 
               "PodDisruptionBudget", "HorizontalPodAutoscaler"}
 
 
-WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
-
-
 def field_manager(app: str) -> str:
     return f"{app}-release"
 
@@ -86,7 +83,7 @@ def render(app: AppDescriptor, namespace: str, images: Mapping[str, str], root: 
                 c["imagePullPolicy"] = "IfNotPresent"
     if otlp_endpoint:
         for body in out:
-            if body.get("kind") in WORKLOADS:
+            if body.get("kind") in (*manifests.WORKLOAD_KINDS, "Job"):  # what pod_spec reads containers of
                 for c in manifests.pod_spec(body).get("containers") or []:
                     _add_env(c, telemetry_env(otlp_endpoint, namespace))
     refuse_leaks(root, [(f"{o['kind']}/{o['metadata'].get('name')}", json.dumps(o, sort_keys=True)) for o in out])
