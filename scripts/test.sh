@@ -10,7 +10,7 @@
 # while the one-node cluster and the Go tools build in the background: on a cold machine that
 # build is the longest step of the set-up, and the fast tier needs none of it. The live tier (real
 # minishop processes, the Docker engine, the one-node cluster) runs once the cluster is up: its
-# verdicts measure the machine, so nothing else is built while it runs.
+# verdicts measure the machine, so nothing else is built or run while it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -45,13 +45,6 @@ if [ "$fast" = 1 ]; then
   exec python3 -m pytest -q -m "not live" -n auto "$@"
 fi
 
-# dsse-verify, the independent verifier of bundle attestations (tests/release/test_dsse_independent.py,
-# fast tier): built from its pinned Go modules into a cache outside the repository, keyed by its
-# sources, before the fast tier that uses it (cold: about a minute; cached: nothing). A plain
-# assignment, so a failed build stops the run here. Under --fast the test builds it itself.
-DSSE_VERIFY_BIN="$(bash tools/dsse-verify/build.sh)"
-export DSSE_VERIFY_BIN
-
 # Whatever happens after this line, the EXIT trap stops what this script started: a build still
 # running, the cluster (it runs images the engine built), then the Docker engine (only if started here).
 builder=""
@@ -78,6 +71,14 @@ build_tools >"$logs/build.log" 2>&1 &
 builder=$!
 set +m
 
+# dsse-verify, the independent verifier of bundle attestations (tests/release/test_dsse_independent.py,
+# fast tier): built from its pinned Go modules into a cache outside the repository, keyed by its
+# sources, beside the background build and before the fast tier that uses it (cold: about a minute;
+# cached: nothing). A plain assignment, so a failed build stops the run here. Under --fast the test
+# builds it itself.
+DSSE_VERIFY_BIN="$(bash tools/dsse-verify/build.sh)"
+export DSSE_VERIFY_BIN
+
 status=0
 python3 -m pytest -q -m "not live" -n auto "$@" || status=$?
 [ "$status" = 5 ] && status=0  # no test collected in this tier is not a failure of the tier
@@ -98,6 +99,8 @@ export FAULTKIT_TELEMETRY_JAEGER
 scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh
 
+# One worker: tried on two (the cluster's tests on one, local minishop's beside them), rollouts on the
+# cluster timed out, stress processes outlived their deadline and the API server refused connections.
 live=0
 python3 -m pytest -q -m live --durations=40 "$@" || live=$?  # the 40 slowest, for the closing note
 [ "$live" = 5 ] && live=0
