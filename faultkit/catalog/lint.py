@@ -212,7 +212,7 @@ class Linter:
         for file_rule in self._file_rules:
             findings += [_at(item, p, m, file_rule.__name__) for p, m in file_rule(ctx, item)]
         if item.entry is None:
-            return FileLint(tuple(findings), None), None
+            return FileLint(tuple(findings), Facts.partial(item)), None
         findings.extend(_entry_findings(ctx, item, self._entry_rules))
         read = [item.entry.code.patch] if item.entry.code else []
         v = item.entry.validation

@@ -31,7 +31,8 @@ def check_duplicates(items: list[Facts]) -> Iterator[tuple[Facts, str, str]]:
 
 def check_location(items: list[Facts]) -> Iterator[tuple[Facts, str, str]]:
     for f in items:
-        if f.file.startswith("catalog/") and f.file != f"catalog/{f.app}/{f.id}.yaml":
+        valid = f.change[:1] != ("(not an entry)",)  # an invalid file's own findings say what is wrong
+        if valid and f.file.startswith("catalog/") and f.file != f"catalog/{f.app}/{f.id}.yaml":
             yield f, "id", f"an entry with id {f.id!r} of app {f.app!r} belongs at catalog/{f.app}/{f.id}.yaml"
 
 

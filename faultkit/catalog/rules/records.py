@@ -54,6 +54,17 @@ class Facts:
         assert e is not None
         return cls(item.file, e.id, e.app, e.change_key, e.artifact_key, e.code.patch if e.code else None)
 
+    @classmethod
+    def partial(cls, item: Loaded) -> Facts | None:
+        """The id and app of a file that is not a valid entry (a draft with placeholders): two such
+        files of one id are still reported; their change is unknown, so it repeats nothing."""
+        data = item.located.data if item.located is not None else None
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not data["id"]:
+            return None
+        app = data.get("app")
+        return cls(item.file, data["id"], app if isinstance(app, str) else "", ("(not an entry)", item.file),
+                   f"(not an entry) {item.file}", None)
+
 
 # A catalog rule sees the facts of every file, in order, and yields (facts, field path, message).
 CatalogRule = Callable[[list[Facts]], Iterable[tuple[Facts, str, str]]]
