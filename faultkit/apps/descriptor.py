@@ -24,6 +24,15 @@ class Port:
 
 
 @dataclass(frozen=True)
+class Version:
+    """One of several workloads that serve one Service (`reviews-v1`, `-v2`, `-v3` of `reviews`)."""
+
+    version: str
+    workload_kind: str
+    workload: str
+
+
+@dataclass(frozen=True)
 class ServiceSpec:
     name: str
     language: str
@@ -33,6 +42,12 @@ class ServiceSpec:
     ports: tuple[Port, ...]
     source: str | None  # folder under the app's source_dir; None when faultkit has no source
     aliases: tuple[str, ...]
+    versions: tuple[Version, ...] = ()  # empty: one workload, `workload`
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        """Every workload that runs this service: its versions', else its own."""
+        return tuple(v.workload for v in self.versions) or (self.workload,)
 
 
 @dataclass(frozen=True)
@@ -205,6 +220,8 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
             ports=tuple(Port(p["name"], int(p["port"])) for p in s.get("ports", [])),
             source=s.get("source"),
             aliases=tuple(s.get("aliases", [])),
+            versions=tuple(Version(v["version"], v["workload"]["kind"], v["workload"]["name"])
+                           for v in s.get("versions", [])),
         )
         for s in d["services"]
     )
@@ -259,6 +276,13 @@ def _base_image(value: str | dict | None) -> BaseImage:
 
 def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:
     names = app.service_names
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            # two services of one name collide in every id derived from it (candidates, drafts)
+            raise InputError(f"{path}:{line_of(('services', i))}: services[{i}]: {name!r} is already "
+                             f"services[{seen[name]}]; several workloads of one service are its `versions`")
+        seen[name] = i
     for i, (a, b) in enumerate(app.edges):
         for end in (a, b):
             if end not in names:

@@ -145,8 +145,9 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
     maps = configmaps(docs)
     refs = [r for body, w in _workload_docs(docs, workloads)
             for r in workload_references(w.service_name, pod_spec(body), maps)]
-    services = [_service(w) for w in workloads]
-    _image_aliases(services, workloads)
+    groups = _by_service(workloads)
+    services = [_service(g[0], g[1:]) for g in groups]
+    _image_aliases(services, groups)
     if source is not None:
         refs += source_references(source, services)
         folders = service_folders(source, services)
@@ -253,26 +254,48 @@ def _images(w: Workload) -> list[str]:
     return [str(c.get("image", "")) for c in w.containers]
 
 
-def _service(w: Workload) -> dict[str, Any]:
+def _by_service(workloads: list[Workload]) -> list[list[Workload]]:
+    """The workloads of each service, in manifest order: several workloads one Service selects
+    (`reviews-v1`, `-v2`, `-v3` behind `reviews`) are one service that callers reach as one."""
+    groups: dict[str, list[Workload]] = {}
+    for w in workloads:
+        groups.setdefault(w.service_name, []).append(w)
+    return list(groups.values())
+
+
+def _versions(group: list[Workload]) -> list[dict[str, Any]]:
+    """Each workload's `version` label (or app.kubernetes.io/version), else its name when these do not
+    tell the workloads apart."""
+    names = [w.labels.get("version") or w.labels.get("app.kubernetes.io/version") or "" for w in group]
+    if "" in names or len(set(names)) < len(names):
+        names = [w.name for w in group]
+    return [{"version": v, "workload": {"kind": w.kind, "name": w.name}} for v, w in zip(names, group, strict=True)]
+
+
+def _service(w: Workload, others: list[Workload] | None = None) -> dict[str, Any]:
     primary = next((d for d in w.services if d.name == w.service_name), None)
     ports = []
     for i, p in enumerate((primary.body.get("spec", {}).get("ports") or []) if primary else []):
         if isinstance(p, dict) and isinstance(p.get("port"), int):
             ports.append({"name": str(p.get("name") or f"port-{i}"), "port": p["port"]})
     labels = [w.labels.get(k, "") for k in ("app.kubernetes.io/name", "app.kubernetes.io/component", "app")]
-    aliases = [a for a in dict.fromkeys([*(d.name for d in w.services), w.name, *labels]) if a and a != w.service_name]
+    others = others or []
+    aliases = [a for a in dict.fromkeys([*(d.name for d in w.services), w.name, *labels, *(o.name for o in others)])
+               if a and a != w.service_name]
     out: dict[str, Any] = {"name": w.service_name, "workload": {"kind": w.kind, "name": w.name},
                            "containers": [str(c.get("name")) for c in w.containers], "ports": ports}
     if aliases:
         out["aliases"] = aliases
+    if others:
+        out["versions"] = _versions([w, *others])
     return out
 
 
-def _image_aliases(services: list[dict[str, Any]], workloads: list[Workload]) -> None:
-    """Add each workload's image name (`.../emailservice:v1` -> emailservice) as an alias, unless
-    several workloads share it (one `demo` image with a tag per component names none of them)."""
-    names = [{str(c.get("image", "")).rsplit("/", 1)[-1].split("@")[0].split(":")[0] for c in w.containers}
-             for w in workloads]
+def _image_aliases(services: list[dict[str, Any]], groups: list[list[Workload]]) -> None:
+    """Add each service's image names (`.../emailservice:v1` -> emailservice) as aliases, unless
+    several services share one (one `demo` image with a tag per component names none of them)."""
+    names = [{str(c.get("image", "")).rsplit("/", 1)[-1].split("@")[0].split(":")[0] for w in g for c in w.containers}
+             for g in groups]
     counts = Counter(n for group in names for n in group)
     for s, group in zip(services, names, strict=True):
         for image in sorted(group):

@@ -35,7 +35,10 @@ SUFFIX = {"dependency-port": "port", "connection-host": "host", "connection-pass
 @dataclass(frozen=True)
 class FaultCandidate:
     data: dict[str, Any]
-    status: str  # "new", "exists" (the id's file is there) or "duplicate" (another entry makes the change)
+    # "new", "exists" (the id's file is there), "duplicate" (another entry makes the change), "refused" (a rule
+    # refuses it) or "collision" (an earlier candidate of this run has its id: refused, never suffixed, so a
+    # second run derives the same ids)
+    status: str
     note: str = ""
 
     @property
@@ -62,7 +65,7 @@ def left_alone(app: AppDescriptor) -> set[str]:
 
 
 def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[CandidateSetting]:
-    by_workload = {s.workload: s.name for s in app.services}
+    by_workload = {w: s.name for s in app.services for w in s.workloads}
     skip = left_alone(app)
     for doc in docs:
         if doc.kind in WORKLOAD_KINDS and by_workload.get(doc.name) not in (None, *skip):
@@ -153,7 +156,7 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
         except FaultkitError as e:  # a rule refuses this one: say so rather than hide it
             out.append(FaultCandidate({"id": entry_id, "app": app.name}, "refused", str(e)))
             continue
-        out.append(_status(ws, data, existing, folder))
+        out.append(_unique(_status(ws, data, existing, folder), out))
     skip = left_alone(app)
     for service in app.service_names:
         if service in skip:
@@ -162,8 +165,24 @@ def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Pa
             if platform in action.platforms:
                 entry_id = slug(app.name, service, action.name)[:80].strip("-")
                 data = plan_direct(ws, app.name, service, action.name, entry_id=entry_id, unique=False, app=app)
-                out.append(_status(ws, data, existing, folder))
+                out.append(_unique(_status(ws, data, existing, folder), out))
     return out
+
+
+def _unique(c: FaultCandidate, earlier: list[FaultCandidate]) -> FaultCandidate:
+    """A candidate whose id an earlier one of this run already has is refused: writing both would
+    make one file of two changes, or stop half-way when the second finds the first's file."""
+    first = next((e for e in earlier if e.id == c.id and e.status != "refused"), None)
+    if first is None:
+        return c
+    return FaultCandidate(c.data, "collision", f"id already taken by another candidate ({_change(first)}); not written")
+
+
+def _change(c: FaultCandidate) -> str:
+    d = c.data
+    if d.get("config"):
+        return f"{d['config']['workload']} {d['config']['field']} {d['config']['kind']}"
+    return f"{d.get('target', {}).get('service')} {d.get('direct', {}).get('action')}"
 
 
 def _status(ws: Workspace, data: dict[str, Any], existing: dict[tuple[str, ...], str],

@@ -94,7 +94,8 @@ def owner(app: AppDescriptor, setting: Setting) -> str:
     """The app service the setting belongs to."""
     name = setting.workload.removeprefix("Service/")
     for s in app.services:
-        if (setting.kind == "Service" and name in (s.name, *s.aliases)) or s.workload == name:
+        if (setting.kind == "Service" and name in (s.name, *s.aliases)) or (
+                setting.kind != "Service" and name in s.workloads):
             return s.name
     raise InputError(f"{setting.workload} is not a workload of a service in {app.name}'s descriptor")
 
@@ -178,6 +179,8 @@ def _entry(app: AppDescriptor, s: Setting, service: str, new: str, kind: str, en
     dep = dependency_of(app, s.value)
     data = skeleton(app, entry_id, f"{s.workload.removeprefix('Service/')} {leaf} {shown}", "config", category,
                     "service", service)
+    if s.kind != "Service":  # the version of the service whose workload the change is in
+        data["target"]["workload"] = s.workload
     manifest = s.doc.file.relative_to(app.root).as_posix() if s.doc.file.is_relative_to(app.root) else s.doc.file.name
     data.update({
         "artifact": {"kind": "manifest-field", "ref": f"{s.kind}/{s.workload.removeprefix('Service/')}"

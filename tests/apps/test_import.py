@@ -121,3 +121,32 @@ def test_resolve_fqdn_forms() -> None:
     assert resolve("redis-cart.shop.svc.cluster.local", names) == "redis-cart"
     assert resolve("cart.example.com", names) is None
     assert resolve("payments", names) is None
+
+
+def test_versions_of_one_service_import_as_one_service(ws: Workspace, cli) -> None:
+    """Istio's bookinfo: reviews-v1, -v2, -v3 behind one Service are one service with three versions."""
+    d = import_manifests("bookinfo", [FIXTURES / "bookinfo.yaml"]).descriptor
+    assert [s["name"] for s in d["services"]] == ["details", "ratings", "reviews", "productpage"]
+    reviews = next(s for s in d["services"] if s["name"] == "reviews")
+    assert reviews["workload"] == {"kind": "Deployment", "name": "reviews-v1"}
+    assert reviews["versions"] == [{"version": v, "workload": {"kind": "Deployment", "name": f"reviews-{v}"}}
+                                   for v in ("v1", "v2", "v3")]
+    assert {"reviews-v2", "reviews-v3"} <= set(reviews["aliases"])
+    assert _edges(d) == {("productpage", "details"), ("productpage", "reviews"), ("productpage", "ratings"),
+                         ("reviews", "ratings")}
+    cli("apps", "import", "--name", "bookinfo", str(FIXTURES / "bookinfo.yaml"), check=0)
+    app = load_app(ws, "bookinfo")
+    assert app.service("reviews").workloads == ("reviews-v1", "reviews-v2", "reviews-v3")
+
+
+def test_a_descriptor_with_two_services_of_one_name_is_refused(ws: Workspace, cli) -> None:
+    cli("apps", "import", "--name", "bookinfo", str(FIXTURES / "bookinfo.yaml"), check=0)
+    path = ws.apps_dir / "bookinfo" / "app.yaml"
+    data = yaml.safe_load(path.read_text())
+    reviews = next(s for s in data["services"] if s["name"] == "reviews")
+    for v in reviews.pop("versions")[1:]:  # what the import wrote before versions: one service per workload
+        data["services"].append({**reviews, "workload": v["workload"]})
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    err = cli("apps", "show", "bookinfo", check=1).stderr.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert "services[4]: 'reviews' is already services[2]; several workloads of one service are its `versions`" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import yaml
 
@@ -92,3 +93,45 @@ def test_same_change_under_another_id_is_a_duplicate(ws: Workspace, fk) -> None:
     out = json.loads(fk("author", "candidates", "--app", "minishop", "--json").out)
     dup = next(c for c in out["candidates"] if c["id"] == "minishop-cart-env-cartstore-addr-port")
     assert dup["status"] == "duplicate" and "minishop-store-port.yaml" in dup["note"]
+
+
+BOOKINFO = Path(__file__).resolve().parent.parent / "fixtures" / "manifests" / "bookinfo.yaml"
+
+
+def test_versions_give_distinct_ids_and_drafts_lint_clean(ws: Workspace, fk) -> None:
+    assert fk("apps", "import", "--name", "bookinfo", str(BOOKINFO)).code == 0
+    r = fk("author", "candidates", "--app", "bookinfo", "--drafts", "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    ids = [c["id"] for c in out["candidates"]]
+    assert len(ids) == len(set(ids)) and {c["status"] for c in out["candidates"]} == {"new"}
+    assert len(out["written"]) == len(ids)
+    # one direct candidate per action for reviews, a limit candidate per version's workload
+    assert ids.count("bookinfo-reviews-cpu-stress") == 1
+    limits = {c["id"]: c["entry"]["target"]["workload"] for c in out["candidates"] if "limits-memory" in c["id"]}
+    assert limits == {f"bookinfo-reviews-{v}-resources-limits-memory-limit": f"reviews-{v}" for v in ("v1", "v2", "v3")}
+    report = json.loads(fk("catalog", "lint", "--drafts", "--json").out)
+    assert report["errors"] == 0 and report["files"] == len(ids)
+
+
+def test_lint_reports_two_drafts_of_one_id_as_an_error(ws: Workspace, fk) -> None:
+    assert fk("apps", "import", "--name", "bookinfo", str(BOOKINFO)).code == 0
+    assert fk("author", "candidates", "--app", "bookinfo", "--drafts").code == 0
+    folder = ws.root / "drafts" / "bookinfo"
+    (folder / "copy.yaml").write_bytes((folder / "bookinfo-reviews-cpu-stress.yaml").read_bytes())
+    r = fk("catalog", "lint", "--drafts", "--json")
+    errors = [f for f in json.loads(r.out)["findings"] if f["severity"] == "error"]
+    first = "drafts/bookinfo/bookinfo-reviews-cpu-stress.yaml"
+    assert r.code == 1 and errors == [{
+        "file": "drafts/bookinfo/copy.yaml", "line": 2, "path": "id", "rule": "unique_ids", "severity": "error",
+        "message": f"id 'bookinfo-reviews-cpu-stress' is already used by {first}"}]
+
+
+def test_a_candidate_whose_id_an_earlier_one_has_is_refused_not_written() -> None:
+    from faultkit.authoring.candidates import FaultCandidate, _unique
+
+    first = FaultCandidate({"id": "a-b-cpu-stress", "app": "a", "target": {"service": "b"},
+                            "direct": {"action": "cpu-stress"}}, "new")
+    second = _unique(FaultCandidate({**first.data}, "new"), [first])
+    assert second.status == "collision"
+    assert second.note == "id already taken by another candidate (b cpu-stress); not written"

@@ -23,8 +23,9 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
         yield "target.service", f"{e.target.service!r} is not a service of {app.name}{suggest(e.target.service, names)}"
         return
     spec = app.service(e.target.service)
-    if e.target.workload and e.target.workload != spec.workload:
-        yield "target.workload", f"{e.target.service} runs as workload {spec.workload!r}, not {e.target.workload!r}"
+    if e.target.workload and e.target.workload not in spec.workloads:
+        shown = " or ".join(map(repr, spec.workloads))
+        yield "target.workload", f"{e.target.service} runs as workload {shown}, not {e.target.workload!r}"
     if e.target.container and e.target.container not in spec.containers:
         yield (
             "target.container",
