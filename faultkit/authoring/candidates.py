@@ -61,7 +61,26 @@ def traffic_sources(app: AppDescriptor) -> set[str]:
 
 def left_alone(app: AppDescriptor) -> set[str]:
     """Services no candidate targets: traffic sources, telemetry and the app's own fault controls."""
-    return traffic_sources(app) | set(app.load) | set(app.telemetry) | set(app.fault_controls)
+    return set(dict(skipped_services(app)))
+
+
+def skipped_services(app: AppDescriptor) -> list[tuple[str, str]]:
+    """(service, why no candidate targets it) for every service left alone, in descriptor order:
+    a service skipped without a word (a queue consumer nothing calls) looks like a missed one."""
+    sources = traffic_sources(app)
+    out = []
+    for name in app.service_names:
+        if name in app.load:
+            out.append((name, "a load generator (the descriptor's load): it makes the traffic, "
+                              "a fault there is not a fault of the application"))
+        elif name in app.telemetry:
+            out.append((name, "telemetry (the descriptor's telemetry): faults must not blind the observer"))
+        elif name in app.fault_controls:
+            out.append((name, "one of the app's own fault controls (the descriptor's fault_controls): left alone"))
+        elif name in sources:
+            out.append((name, "nothing calls it and it is not the entry, so it is taken for a traffic source; "
+                              "if it serves (a queue consumer), add the edge that reaches it to the descriptor"))
+    return out
 
 
 def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[CandidateSetting]:
@@ -139,10 +158,10 @@ def _lower(quantity: str) -> str:
     return f"{max(1, int(float(number) / 4))}{unit}"
 
 
-def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None
-               ) -> list[FaultCandidate]:
+def candidates(ws: Workspace, app_name: str, platform: str = "local", folder: Path | None = None,
+               app: AppDescriptor | None = None) -> list[FaultCandidate]:
     """Every candidate; `folder` (drafts) is where they would be written, instead of catalog/<app>/."""
-    app = load_app(ws, app_name)
+    app = app or load_app(ws, app_name)
     docs = load_manifests(app.manifests_dir)
     existing = {e.change_key: file for file, e in catalog_entries(ws, app.name)}
     out: list[FaultCandidate] = []

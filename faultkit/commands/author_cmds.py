@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from faultkit.apps.descriptor import load_app
 from faultkit.authoring import code as code_fault
-from faultkit.authoring.candidates import candidates, write_candidates
+from faultkit.authoring.candidates import candidates, skipped_services, write_candidates
 from faultkit.authoring.common import entry_path, render, write_new
 from faultkit.authoring.config import plan_config
 from faultkit.authoring.direct import plan_direct, platforms_note
@@ -175,19 +175,25 @@ def candidates_cmd(app_name: str, platform: str, write: bool, drafts: bool, as_j
     """
     ws = workspace()
     folder = drafts_dir(ws, app_name) if drafts else None
-    found = candidates(ws, app_name, platform, folder)
+    app = load_app(ws, app_name)
+    found = candidates(ws, app_name, platform, folder, app)
+    skipped = skipped_services(app)
     write = write or drafts
     written = write_candidates(ws, found, folder) if write else []
     if as_json:
         print_json({"candidates": [{"id": c.id, "status": c.status, "note": c.note, "entry": c.data} for c in found],
+                    "skipped": [{"service": s, "reason": r} for s, r in skipped],
                     "written": [p.relative_to(ws.root).as_posix() for p in written]})
         return 0
     for c in found:
         d = c.data
         click.echo(f"{c.status:9} {c.id:60} {d.get('category', ''):18} {d.get('level', ''):8} {c.note}")
+    for service, reason in skipped:
+        click.echo(f"skipped: {service}: {reason}")
     counts = Counter(c.status for c in found)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    click.echo(f"{len(found)} candidates ({summary})" + (f"; wrote {len(written)}" if write else ""))
+    click.echo(f"{len(found)} candidates ({summary}); {len(skipped)} services skipped"
+               + (f"; wrote {len(written)}" if write else ""))
     return 0
 
 

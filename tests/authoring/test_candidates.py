@@ -135,3 +135,38 @@ def test_a_candidate_whose_id_an_earlier_one_has_is_refused_not_written() -> Non
     second = _unique(FaultCandidate({**first.data}, "new"), [first])
     assert second.status == "collision"
     assert second.note == "id already taken by another candidate (b cpu-stress); not written"
+
+
+def _workload(name: str, port: int, env: dict[str, str]) -> list[dict]:
+    container = {"name": name, "image": f"example/{name}:1.0", "env": [{"name": k, "value": v} for k, v in env.items()]}
+    return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+             "spec": {"selector": {"matchLabels": {"app": name}},
+                      "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}}}},
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+             "spec": {"selector": {"app": name}, "ports": [{"name": "main", "port": port}]}}]
+
+
+def test_every_skipped_service_is_listed_with_its_reason(ws: Workspace, fk, tmp_path: Path) -> None:
+    """A queue consumer nothing calls gets no candidate, and says so, as the load generator does."""
+    manifest = tmp_path / "shop.yaml"
+    manifest.write_text(yaml.safe_dump_all([
+        *_workload("frontend", 80, {"ORDERS_ADDR": "orders:8080"}),
+        *_workload("orders", 8080, {"KAFKA_ADDR": "kafka:9092"}),
+        *_workload("kafka", 9092, {}),
+        *_workload("mailer", 8080, {"KAFKA_ADDR": "kafka:9092"}),  # consumes the queue; nothing calls it
+        *_workload("loadgenerator", 8089, {"FRONTEND_ADDR": "frontend:80"}),
+    ]))
+    assert fk("apps", "import", "--name", "shop", str(manifest)).code == 0
+    out = json.loads(fk("author", "candidates", "--app", "shop", "--json").out)
+    traffic = ("nothing calls it and it is not the entry, so it is taken for a traffic source; "
+               "if it serves (a queue consumer), add the edge that reaches it to the descriptor")
+    assert out["skipped"] == [
+        {"service": "mailer", "reason": traffic},
+        {"service": "loadgenerator", "reason": "a load generator (the descriptor's load): it makes the traffic, "
+                                               "a fault there is not a fault of the application"},
+    ]
+    targets = {c["entry"]["target"]["service"] for c in out["candidates"]}
+    assert targets == {"frontend", "orders", "kafka"}
+    human = fk("author", "candidates", "--app", "shop")
+    assert f"skipped: mailer: {traffic}" in human.out.splitlines()
+    assert human.out.rstrip().endswith("; 2 services skipped")
