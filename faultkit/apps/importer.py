@@ -138,6 +138,7 @@ def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[s
 
 def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
     docs = load(files)
+    _refuse_repeats(docs)
     workloads, skipped = _admitted(_workloads(docs))
     if not workloads:
         raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found"
@@ -180,6 +181,17 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
                     tuple(dict.fromkeys(graph.external)), tuple(files),
                     tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]),
                     tuple(skipped))
+
+
+def _refuse_repeats(docs: list[Doc]) -> None:
+    """One object given twice (a folder holding a base and an overlay of it) would be two services."""
+    seen: dict[tuple[str, str, str], Doc] = {}
+    for d in docs:
+        if d.kind in (*WORKLOAD_KINDS, "Service") and d.name:
+            first = seen.setdefault((d.kind, _ns(d), d.name), d)
+            if first is not d:
+                raise InputError(f"{d.file}:{d.line}: {d.kind} {d.name!r} is also at {first.file}:{first.line}; "
+                                 "give the manifests of one deployment, each object once")
 
 
 def _admitted(workloads: list[Workload]) -> tuple[list[Workload], list[str]]:

@@ -8,6 +8,7 @@ A field path is dotted; a list item is selected by its `name` key, or by its ind
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,28 @@ def load_manifests(folder: Path) -> list[Doc]:
                          "derived from upstream files, your copy of them: faultkit apps verify APP --manifests DIR)")
     files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     return [doc for f in files for doc in load_manifest_file(f)]
+
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def manifest_files(paths: list[Path]) -> list[Path]:
+    """The files MANIFESTS names: each file as given, and for a folder every *.yaml, *.yml and *.json
+    under it (hidden folders and symbolic links left out), sorted by their path in it."""
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = []
+        for folder, dirs, names in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found += [Path(folder) / n for n in names if n.lower().endswith(MANIFEST_SUFFIXES)
+                      and not n.startswith(".") and not (Path(folder) / n).is_symlink()]
+        if not found:
+            raise InputError(f"{path}: no *.yaml, *.yml or *.json file in this folder; give the manifests' folder")
+        out += sorted(found, key=lambda f: f.relative_to(path).parts)
+    return out
 
 
 def load_manifest_file(path: Path) -> list[Doc]:

@@ -12,6 +12,7 @@ import yaml
 
 from faultkit.apps.descriptor import check_descriptor_text, load_app
 from faultkit.apps.importer import Imported, import_manifests
+from faultkit.apps.manifests import manifest_files
 from faultkit.apps.provenance import record, verify
 from faultkit.commands import apps_cmds
 from faultkit.commands.common import json_option, print_json, workspace
@@ -21,7 +22,7 @@ from faultkit.yamlio import atomic_write
 
 
 @click.command("import")
-@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--name", required=True, help="The application's name.")
 @click.option("--out", type=click.Path(path_type=Path), help="Descriptor path (default: apps/<name>/app.yaml).")
 @click.option("--source", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -38,7 +39,8 @@ from faultkit.yamlio import atomic_write
 def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source: Path | None, upstream: str | None,
                upstream_path: str, upstream_commit: str | None, sites: tuple[str, ...], dry_run: bool, force: bool,
                as_json: bool) -> int:
-    """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered).
+    """Derive an application descriptor from Kubernetes manifests (plain or Helm-rendered): files,
+    or folders whose *.yaml, *.yml and *.json files (sorted, in subfolders too) are read.
 
     The manifests are copied beside the descriptor (manifests/) unless they are there already, or
     unless --upstream records where they come from (then only their digests are kept).
@@ -47,12 +49,13 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
     Example: faultkit apps import --name boutique kubernetes-manifests.yaml
     """
     check_option(name, "--name")
-    result = import_manifests(name, list(manifests), source)
+    files = manifest_files(list(manifests))
+    result = import_manifests(name, files, source)
     if upstream:
         repository, sep, version = upstream.rpartition("@")
         if not sep or not repository or not version:
             raise UsageError(f"--upstream {upstream!r}: expected REPOSITORY@VERSION, e.g. owner/repo@v1.2.3")
-        result.descriptor["upstream"] = record(list(manifests), repository, version, upstream_path, upstream_commit)
+        result.descriptor["upstream"] = record(files, repository, version, upstream_path, upstream_commit)
     if sites:
         result.descriptor["sites"] = [_site(s) for s in sites]
     text = _descriptor_text(result)
@@ -63,7 +66,7 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
     # what `apps show` would refuse is never written (issue 32)
     check_descriptor_text(text, out or Path(f"apps/{name}/app.yaml"))
     if not dry_run and out is not None:
-        written = _write_app(out, list(manifests), text, force, copy=not upstream)
+        written = _write_app(out, files, text, force, copy=not upstream)
     if as_json:
         print_json({"descriptor": result.descriptor, "written": str(written) if written else None,
                     "unresolved": [{"service": s, "reason": r} for s, r in result.unresolved],
@@ -123,16 +126,32 @@ def _write_app(out: Path, manifests: list[Path], text: str, force: bool, copy: b
         raise InputError(f"{out}: already exists; pass --force to replace it, or --out elsewhere")
     folder = out.parent / "manifests"
     if copy:
-        for m in manifests:
-            target = folder / m.name
-            if m.resolve().parent != folder.resolve() and target.exists() and target.read_bytes() != m.read_bytes():
+        copies = _copy_names([m for m in manifests if m.resolve().parent != folder.resolve()])
+        for m, name in copies:
+            target = folder / name
+            if target.exists() and target.read_bytes() != m.read_bytes():
                 raise InputError(f"{target}: a different file of that name is already there; rename one of them")
-        for m in manifests:
-            if m.resolve().parent != folder.resolve():
-                folder.mkdir(parents=True, exist_ok=True)
-                # a symlink planted at the copy's name must not carry the write out of the app's folder
-                shutil.copyfile(m, confine(out.parent, folder / m.name, "manifest copy"))
+        for m, name in copies:
+            folder.mkdir(parents=True, exist_ok=True)
+            # a symlink planted at the copy's name must not carry the write out of the app's folder
+            shutil.copyfile(m, confine(out.parent, folder / name, "manifest copy"))
     atomic_write(out, text)
+    return out
+
+
+def _copy_names(files: list[Path]) -> list[tuple[Path, str]]:
+    """Each file and its name in manifests/, the one folder an app's manifests are read from (its
+    *.yaml and *.yml): a .json keeps its name with .yaml after it (JSON is YAML); two of one name
+    from different folders are refused."""
+    out: list[tuple[Path, str]] = []
+    seen: dict[str, Path] = {}
+    for m in files:
+        name = m.name + ".yaml" if m.suffix.lower() == ".json" else m.name
+        if name in seen:
+            raise InputError(f"{m}: {seen[name]} has the same file name and both would be manifests/{name}; "
+                             "rename one of them")
+        seen[name] = m
+        out.append((m, name))
     return out
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import yaml
 
 from faultkit.apps.descriptor import load_app, load_descriptor
 from faultkit.apps.importer import import_manifests, resolve
+from faultkit.apps.manifests import load_manifests
 from faultkit.workspace import Workspace
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"
@@ -150,3 +152,52 @@ def test_a_descriptor_with_two_services_of_one_name_is_refused(ws: Workspace, cl
     err = cli("apps", "show", "bookinfo", check=1).stderr.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
     assert "services[4]: 'reviews' is already services[2]; several workloads of one service are its `versions`" in err
+
+
+def test_a_folder_of_manifests_is_read_recursively_in_path_order(ws: Workspace, cli, tmp_path: Path) -> None:
+    """Bookinfo split over a folder: one file per service, a subfolder, JSON, and files that are not manifests."""
+    docs = list(yaml.safe_load_all((FIXTURES / "bookinfo.yaml").read_text()))
+    folder = tmp_path / "bookinfo"
+    (folder / "reviews").mkdir(parents=True)
+    (folder / ".git").mkdir()
+    (folder / "details.yaml").write_text(yaml.safe_dump_all(docs[0:2]))
+    (folder / "ratings.yml").write_text(yaml.safe_dump_all(docs[2:4]))
+    (folder / "reviews" / "service.json").write_text(json.dumps(docs[4]))
+    (folder / "reviews" / "deployments.yaml").write_text(yaml.safe_dump_all(docs[5:8]))
+    (folder / "productpage.yaml").write_text(yaml.safe_dump_all(docs[8:]))
+    (folder / "README.md").write_text("not a manifest")
+    (folder / ".git" / "config.yaml").write_text(yaml.safe_dump(docs[0]))  # hidden: never read
+    out = json.loads(cli("apps", "import", "--name", "bookinfo", str(folder), "--json", check=0).stdout)
+    d = out["descriptor"]
+    assert [s["name"] for s in d["services"]] == ["details", "productpage", "ratings", "reviews"]  # file order
+    assert len(next(s for s in d["services"] if s["name"] == "reviews")["versions"]) == 3
+    copied = ws.apps_dir / "bookinfo" / "manifests"
+    assert sorted(p.name for p in copied.iterdir()) == [
+        "deployments.yaml", "details.yaml", "productpage.yaml", "ratings.yml", "service.json.yaml"]
+    app = load_app(ws, "bookinfo")  # the copies are what the app reads from now on
+    assert set(app.edges) == _edges(d)
+    assert {doc.name for doc in load_manifests(app.manifests_dir) if doc.kind == "Service"} == {
+        "details", "ratings", "reviews", "productpage"}
+
+
+def test_folder_problems_are_one_line(ws: Workspace, cli, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    (empty / "docs").mkdir(parents=True)
+    (empty / "docs" / "notes.txt").write_text("nothing")
+    err = cli("apps", "import", "--name", "e", str(empty), check=1).stderr.strip()
+    assert err.count("\n") == 0 and "no *.yaml, *.yml or *.json file in this folder" in err and str(empty) in err
+    twice = tmp_path / "twice"
+    for sub in ("base", "overlay"):
+        (twice / sub).mkdir(parents=True)
+        shutil.copy(FIXTURES / "bookinfo.yaml", twice / sub / "all.yaml")
+    err = cli("apps", "import", "--name", "t", str(twice), check=1).stderr.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert f"{twice / 'overlay' / 'all.yaml'}:" in err and "Service 'details' is also at" in err
+    assert not (ws.apps_dir / "t").exists()
+    same_name = tmp_path / "same"
+    for sub, part in (("a", 0), ("b", 2)):
+        (same_name / sub).mkdir(parents=True)
+        text = yaml.safe_dump_all(list(yaml.safe_load_all((FIXTURES / "bookinfo.yaml").read_text()))[part:part + 2])
+        (same_name / sub / "app.yaml").write_text(text)
+    err = cli("apps", "import", "--name", "s", str(same_name), check=1).stderr.strip()
+    assert err.count("\n") == 0 and "both would be manifests/app.yaml; rename one of them" in err
