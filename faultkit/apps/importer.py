@@ -7,7 +7,8 @@ svc.ns.svc.cluster.local) is a dependency edge; `$(VAR)` references are expanded
 container's env first. Telemetry settings (OTEL_* and the like) are reported apart: an exporter
 endpoint is not a request path. A service whose dependencies cannot be seen in the manifests (it
 finds them through a registry at run time, or names nobody and nobody names it) is reported as
-unresolved, never guessed.
+unresolved, never guessed. Several workloads one Service selects (`reviews-v1`, `-v2`, `-v3` of
+`reviews`) are one service with `versions`. With --source, see source_scan for what it settles.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from faultkit.apps.import_check import service_problem
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
 from faultkit.apps.reach import reach_counts
 from faultkit.apps.references import Reference, configmaps, workload_references
-from faultkit.apps.source_scan import service_folders, source_references
+from faultkit.apps.source_scan import configmap_name, service_folders, source_references, unread
 from faultkit.errors import InputError
 
 _TAG_VERSION = re.compile(r"^v?\d+(\.\d+)+")
@@ -71,6 +72,8 @@ class Imported:
     roles: tuple[tuple[str, str], ...] = ()  # (service, role) of every service that is not the app itself
     controls: tuple[tuple[str, str], ...] = ()  # edges to built-in fault controls, left out
     skipped: tuple[str, ...] = ()  # one line per workload that cannot be a service of a descriptor, and why
+    source_files: tuple[tuple[str, int, int], ...] = ()  # --source: (service, files read, files naming a Service)
+    unread: tuple[tuple[str, str], ...] = ()  # --source: (service, ConfigMap entry its files never name), no edge
 
 
 def load(files: Iterable[Path]) -> list[Doc]:
@@ -149,8 +152,15 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
     groups = _by_service(workloads)
     services = [_service(g[0], g[1:]) for g in groups]
     _image_aliases(services, groups)
+    left_unread: list[Reference] = []
     if source is not None:
-        refs += source_references(source, services)
+        wanted: dict[str, set[str]] = {}
+        for r in refs:
+            if (cm_name := configmap_name(r)) is not None:
+                wanted.setdefault(r.caller, set()).add(cm_name)
+        scan = source_references(source, services, wanted)
+        refs, left_unread = unread(refs, scan)
+        refs += scan.refs
         folders = service_folders(source, services)
         for s in services:
             folder, language = folders.get(s["name"], (None, None))
@@ -158,8 +168,10 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
                 s["language"], s["source"] = language, folder
                 if folder != s["name"]:
                     s["aliases"] = list(dict.fromkeys([*s.get("aliases", []), folder]))
-    graph = _graph(workloads, {d.name for d in docs if d.kind == "Service"}, refs)
+    svc_names = {d.name for d in docs if d.kind == "Service"}
+    graph = _graph(workloads, svc_names, refs)
     names = [s["name"] for s in services]
+    counts = tuple((n, scan.read[n], len(graph.named.get(n, ()))) for n in names) if source is not None else ()
     roles = {w.service_name: classify.service_role(_names_of(w), _images(w)) for w in workloads}
     edges, left_out = _split(graph.edges, roles)
     apps = [n for n in names if roles[n] in ("app", "load")]
@@ -180,7 +192,13 @@ def import_manifests(name: str, files: list[Path], source: Path | None = None) -
     return Imported(descriptor, tuple(unresolved), tuple(dict.fromkeys(graph.telemetry + left_out["telemetry"])),
                     tuple(dict.fromkeys(graph.external)), tuple(files),
                     tuple((n, roles[n]) for n in names if roles[n] != "app"), tuple(left_out["fault-control"]),
-                    tuple(skipped))
+                    tuple(skipped), counts, _unread(left_unread, svc_names))
+
+
+def _unread(refs: list[Reference], svc_names: set[str]) -> tuple[tuple[str, str], ...]:
+    """(service, ConfigMap entry) of each reference left out as unread that names a Service."""
+    named = [r for r in refs if any(resolve(h, svc_names) for h, _ in hosts_in(r.name, r.value, r.free_text))]
+    return tuple(dict.fromkeys((r.caller, r.found_in or "") for r in named))
 
 
 def _refuse_repeats(docs: list[Doc]) -> None:
@@ -212,6 +230,7 @@ class _Graph:
     telemetry: list[tuple[str, str]]
     external: list[tuple[str, str]]
     registry_users: dict[str, str]
+    named: dict[str, set[str]]  # per caller, the files (not ConfigMaps) with a reference naming a Service
 
 
 def _graph(workloads: list[Workload], svc_names: set[str], refs: list[Reference]) -> _Graph:
@@ -220,10 +239,13 @@ def _graph(workloads: list[Workload], svc_names: set[str], refs: list[Reference]
     telemetry: list[tuple[str, str]] = []
     external: list[tuple[str, str]] = []
     registry_users: dict[str, str] = {}
+    named: dict[str, set[str]] = {}
     for r in refs:
         for host, explicit in hosts_in(r.name, r.value, r.free_text):
             target = resolve(host, svc_names)
             callee = owner.get(target) if target else None
+            if callee not in (None, r.caller) and r.found_in and not r.found_in.startswith("ConfigMap/"):
+                named.setdefault(r.caller, set()).add(r.found_in.rpartition(":")[0])
             if callee is None:
                 literal_ip = addresses.is_local(host) or addresses.is_ip(host)
                 if explicit and not literal_ip and not TELEMETRY.search(r.name) and not r.free_text:
@@ -235,7 +257,7 @@ def _graph(workloads: list[Workload], svc_names: set[str], refs: list[Reference]
                     edges[(r.caller, callee)] = r.found_in
                 if REGISTRY.search(target or "") or REGISTRY.search(r.name):
                     registry_users.setdefault(r.caller, target or "")
-    return _Graph(edges, telemetry, external, registry_users)
+    return _Graph(edges, telemetry, external, registry_users, named)
 
 
 def _split(edges: dict[tuple[str, str], str | None], roles: dict[str, str]

@@ -74,7 +74,9 @@ def import_cmd(manifests: tuple[Path, ...], name: str, out: Path | None, source:
                     "fault_control_edges": [list(e) for e in result.controls],
                     "roles": dict(result.roles),
                     "external": [{"service": s, "address": a} for s, a in result.external],
-                    "skipped": list(result.skipped)})
+                    "skipped": list(result.skipped),
+                    "source": [{"service": s, "read": n, "matched": m} for s, n, m in result.source_files],
+                    "unread": [{"service": s, "configmap": c} for s, c in result.unread]})
         return 0
     if dry_run:
         click.echo(text, nl=False)
@@ -106,6 +108,10 @@ def summary(result: Imported, written: Path | None) -> list[str]:
     lines += [f"unresolved: {s}: {r}" for s, r in result.unresolved]
     lines += [f"external: {s} -> {a}" for s, a in result.external]
     lines += [f"skipped: {reason}" for reason in result.skipped]
+    lines += [f"source: {s}: read {n} {'file' if n == 1 else 'files'}, {m} naming another service" if n else
+              f"source: {s}: no file read (no folder named after it, its workload or an alias)"
+              for s, n, m in result.source_files]
+    lines += [f"not read: {s}: {c} (its source never names it; no edge)" for s, c in result.unread]
     return lines
 
 

@@ -146,3 +146,55 @@ def test_import_option_errors_are_one_line(ws: Workspace, cli) -> None:
     assert "expected REPOSITORY@VERSION" in bad_up.stderr
     cli("apps", "import", "--name", "b3", src, "--site", "a:zone-a:active", "--site", "b:zone-b:standby", check=0)
     assert [s.role for s in load_app(ws, "b3").sites] == ["active", "standby"]
+
+
+def _bank_source(root: Path) -> Path:
+    """api's code reads DATABASE_URL but never ACCOUNTS_URL, which its ConfigMap also offers."""
+    (root / "api").mkdir(parents=True)
+    (root / "api" / "go.mod").write_text("module bank/api\n")
+    (root / "api" / "main.go").write_text('package main\n\nimport "os"\n\nvar dsn = os.Getenv("DATABASE_URL")\n')
+    (root / "api" / "db.go").write_text('package main\n\nconst fallback = "postgres://ledger-db:5432/ledger"\n')
+    return root
+
+
+def test_a_configmap_address_the_source_never_reads_is_not_an_edge(tmp_path: Path) -> None:
+    source = _bank_source(tmp_path / "src")
+    r = import_manifests("bank", [MANIFESTS / "configmaps.yaml"], source)
+    found = _found(r.descriptor)
+    assert ("api", "accounts") not in found  # ACCOUNTS_URL: in api-env, named by no file of api
+    assert found[("api", "ledger-db")] == "ConfigMap/db-config DATABASE_URL"  # os.Getenv("DATABASE_URL")
+    # accounts has no folder in the source: nothing is known against its ConfigMap, so it keeps it all
+    assert found[("accounts", "accounts-db")] == "ConfigMap/accounts-config application.properties:2"
+    assert ("api", "ConfigMap/api-env ACCOUNTS_URL") in r.unread
+    assert dict((s, (n, m)) for s, n, m in r.source_files)["api"] == (2, 1)  # main.go, db.go; db.go names ledger-db
+    without = _found(import_manifests("bank", [MANIFESTS / "configmaps.yaml"]).descriptor)
+    assert without[("api", "accounts")] == "ConfigMap/api-env ACCOUNTS_URL"  # no --source: as before
+
+
+def test_a_key_read_as_spring_binds_it_and_a_mounted_file_named_in_code_count(tmp_path: Path) -> None:
+    source = _bank_source(tmp_path / "src")
+    (source / "api" / "Config.java").write_text('@Value("${accounts.url}") String accounts;\n')
+    (source / "accounts").mkdir()
+    (source / "accounts" / "Main.java").write_text("class Main {}\n")
+    text = (MANIFESTS / "configmaps.yaml").read_text().replace("application.properties", "bank.properties")
+    manifest = tmp_path / "bank.yaml"
+    manifest.write_text(text)
+    found = _found(import_manifests("bank", [manifest], source).descriptor)
+    assert found[("api", "accounts")] == "ConfigMap/api-env ACCOUNTS_URL"  # accounts.url is ACCOUNTS_URL
+    assert ("accounts", "accounts-db") not in found  # bank.properties is mounted, and no file of accounts names it
+    (source / "accounts" / "Main.java").write_text('class Main { String f = "/config/bank.properties"; }\n')
+    found = _found(import_manifests("bank", [manifest], source).descriptor)
+    assert found[("accounts", "accounts-db")] == "ConfigMap/accounts-config bank.properties:2"
+
+
+def test_source_prints_files_read_and_matched_per_service(ws: Workspace, cli, tmp_path: Path) -> None:
+    source = _bank_source(tmp_path / "src")
+    args = ("apps", "import", "--name", "bank", str(MANIFESTS / "configmaps.yaml"), "--source", str(source))
+    out = cli(*args, "--dry-run", check=0).stderr.splitlines()
+    assert "source: api: read 2 files, 1 naming another service" in out
+    assert "source: accounts: no file read (no folder named after it, its workload or an alias)" in out
+    assert "not read: api: ConfigMap/api-env ACCOUNTS_URL (its source never names it; no edge)" in out
+    data = json.loads(cli(*args, "--json", check=0).stdout)
+    assert {"service": "api", "read": 2, "matched": 1} in data["source"]
+    assert len(data["source"]) == len(data["descriptor"]["services"])
+    assert data["unread"] == [{"service": "api", "configmap": "ConfigMap/api-env ACCOUNTS_URL"}]
