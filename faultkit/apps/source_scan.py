@@ -100,7 +100,8 @@ IMPLICIT_FILES = re.compile(r"^(application|bootstrap)(-[\w-]+)?\.(ya?ml|propert
 
 def unread(refs: list[Reference], scan: SourceScan) -> tuple[list[Reference], list[Reference]]:
     """(kept, left out): a ConfigMap reference of a service whose files were read but never name it."""
-    kept, dropped = [], []
+    kept: list[Reference] = []
+    dropped: list[Reference] = []
     for r in refs:
         name = configmap_name(r)
         checked = (name is not None and scan.read.get(r.caller, 0) > 0 and not IMPLICIT_FILES.match(name)
