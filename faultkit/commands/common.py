@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,6 +13,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
+from faultkit.errors import UsageError
 from faultkit.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,3 +35,11 @@ def console(stderr: bool = False) -> Console:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def seconds(text: str) -> float:
+    """'300', '20s', '5m', '1.5m' -> seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min)?\s*", text)
+    if not m:
+        raise UsageError(f"{text!r} is not a duration; write it like 20s or 5m")
+    return float(m.group(1)) * (60 if m.group(2) in ("m", "min") else 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from faultkit.bundles import check_trusted
-from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.commands.common import console, json_option, print_json, seconds, workspace
 from faultkit.commands.platform_options import PlatformChoice, platform_options
 from faultkit.errors import InputError, UsageError
 from faultkit.keys import trusted_or_own
@@ -24,14 +23,6 @@ from faultkit.validators.pipeline import validate
 from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS, is_screening_criterion
 from faultkit.validators.stability import Stable, validate_stable
 from faultkit.workspace import Workspace
-
-
-def seconds(text: str) -> float:
-    """'300', '20s', '5m', '1.5m' -> seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min)?\s*", text)
-    if not m:
-        raise UsageError(f"{text!r} is not a duration; write it like 20s or 5m")
-    return float(m.group(1)) * (60 if m.group(2) in ("m", "min") else 1)
 
 
 @click.command("validate")
