@@ -1,12 +1,24 @@
-"""`faultkit apps ...`: the application descriptors and their dependency scope."""
+"""`faultkit apps ...`: the application descriptors, their dependency scope, and the graph observed from traces."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 from rich.table import Table
 
-from faultkit.apps.descriptor import app_names, load_app
-from faultkit.commands.common import console, json_option, print_json, workspace
+from faultkit.apps.descriptor import AppDescriptor, app_names, load_app
+from faultkit.apps.observed_graph import (
+    OBSERVED_FILE,
+    Pair,
+    RecordedGraph,
+    compare,
+    load_observed,
+    to_data,
+    write_observed,
+)
+from faultkit.commands.common import console, json_option, print_json, seconds, workspace
+from faultkit.errors import UsageError
 
 
 @click.group()
@@ -43,10 +55,13 @@ def show_cmd(app: str, as_json: bool) -> int:
 
     Example: faultkit apps show minishop
     """
-    a = load_app(workspace(), app)
+    ws = workspace()
+    a = load_app(ws, app)
+    recorded = load_observed(ws, a.name)
     if as_json:
         print_json(
             {
+                "observed": None if recorded is None else _observed_json(a, recorded),
                 "name": a.name,
                 "version": a.version,
                 "entry": a.entry,
@@ -73,7 +88,23 @@ def show_cmd(app: str, as_json: bool) -> int:
         ports = ", ".join(f"{p.name}:{p.port}" for p in s.ports)
         table.add_row(s.name, f"{s.workload_kind}/{s.workload}", ports, calls, str(len(a.scope(s.name))))
     console().print(table)
+    if recorded is not None:
+        diff = compare(a, recorded.pairs)
+        click.echo(f"observed {recorded.observed_at} for {recorded.duration_s:g} s ({OBSERVED_FILE}): "
+                   f"{len(recorded.edges)} edges")
+        click.echo(f"  undeclared: {_pairs(diff.undeclared)}")
+        click.echo(f"  unobserved: {_pairs(diff.unobserved)}")
     return 0
+
+
+def _pairs(pairs: tuple[Pair, ...]) -> str:
+    return ", ".join(f"{a} -> {b}" for a, b in pairs) or "none"
+
+
+def _observed_json(app: AppDescriptor, recorded: RecordedGraph) -> dict[str, Any]:
+    diff = compare(app, recorded.pairs)
+    return {**to_data(recorded), "undeclared": [list(e) for e in diff.undeclared],
+            "unobserved": [list(e) for e in diff.unobserved]}
 
 
 @apps.command("scope")
@@ -91,3 +122,46 @@ def scope_cmd(app: str, service: str, as_json: bool) -> int:
     else:
         click.echo("\n".join(scope))
     return 0
+
+
+@apps.command("observe")
+@click.argument("app")
+@click.option("--jaeger", "jaeger_url", envvar="FAULTKIT_JAEGER", show_envvar=True, metavar="URL",
+              help="Jaeger's query URL (default: FAULTKIT_JAEGER, else the descriptor's signals.traces.jaeger).")
+@click.option("--for", "period", default="30s", show_default=True, help="How long to watch the app (e.g. 20s, 2m).")
+@click.option("--write", is_flag=True, help=f"Record the graph in apps/APP/{OBSERVED_FILE} for apps show and lint.")
+@json_option
+def observe_cmd(app: str, jaeger_url: str | None, period: str, write: bool, as_json: bool) -> int:
+    """Watch the running APP under its load, then compare the call graph its traces show with the
+    descriptor's edges. Exit 1 when a call is observed that the descriptor does not declare.
+
+    Example: faultkit apps observe minishop --jaeger http://127.0.0.1:16686 --for 1m --write
+    """
+    from faultkit.observe.graph_reader import jaeger_url as resolve
+    from faultkit.observe.graph_reader import observe
+
+    ws = workspace()
+    a = load_app(ws, app)
+    source = click.get_current_context().get_parameter_source("jaeger_url")
+    url = resolve(jaeger_url, a, "FAULTKIT_JAEGER" if source == click.core.ParameterSource.ENVIRONMENT else "--jaeger")
+    length = seconds(period)
+    if length <= 0:
+        raise UsageError(f"--for {period!r}: watch for longer than 0 s")
+    with console(stderr=True).status(f"watching {a.name}") as status:
+        seen = observe(url, a, length, progress=status.update)
+    written = write_observed(ws, seen.recorded) if write else None
+    if as_json:
+        print_json({**_observed_json(a, seen.recorded),
+                    "written": None if written is None else written.relative_to(ws.root).as_posix()})
+        return 1 if seen.diff.undeclared else 0
+    table = Table("caller", "callee", "spans", "declared",
+                  title=f"{a.name}: {seen.graph.spans} spans in {seen.graph.traces} traces over {length:g} s")
+    for e in seen.graph.edges:
+        table.add_row(e.caller, e.callee, str(e.spans), "yes" if (e.caller, e.callee) in a.edges else "NO")
+    console().print(table)
+    click.echo(f"undeclared: {_pairs(seen.diff.undeclared)}")
+    click.echo(f"unobserved: {_pairs(seen.diff.unobserved)}")
+    click.echo(f"external peers: {', '.join(seen.graph.external) or 'none'}")
+    if written is not None:
+        click.echo(f"wrote {written.relative_to(ws.root).as_posix()}")
+    return 1 if seen.diff.undeclared else 0
