@@ -35,8 +35,9 @@ __all__ = ["Finding", "Linter", "Loaded", "Report", "discover", "lint", "load_en
 # The rule set, as module.function under faultkit.catalog.rules. The rules (and with them YAML, the
 # schema validator and the app model) are imported on the first file the cache cannot answer, so a
 # warm run imports none of them; the names and the modules' source are part of the cache key.
-ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "patches.check_code", "semantic.check_config",
-                                "semantic.check_direct", "leakage.check_leakage", "leakage.check_title")
+ENTRY_RULES: tuple[str, ...] = ("semantic.check_target", "semantic.check_observed", "patches.check_code",
+                                "semantic.check_config", "semantic.check_direct", "leakage.check_leakage",
+                                "leakage.check_title")
 FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
 # Rules that read an entry's admitting evidence are given by the command layer to the Linter
 # (`evidence_rules`: faultkit/labels/ reads entries through catalog, so catalog cannot import it), never

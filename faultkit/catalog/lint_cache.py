@@ -1,8 +1,8 @@
 """The lint cache: each file's findings and facts, addressed by everything they depend on (issue 20).
 
 A file's key is sha256 over the environment digest (toolkit version, entry schema, the source of
-the rule set, faultkit.toml, every app descriptor and its manifests) and the file's name and
-content digest. A result also names the other files it read (a code fault's patch) with their
+the rule set, faultkit.toml, every app descriptor, its manifests and its observed graph) and the
+file's name and content digest. A result also names the other files it read (a code fault's patch) with their
 digests, and counts only while they still match. Results of one environment live in one pack,
 `lint-<environment>.json`, so a warm run reads one file: written to a temporary path and moved
 into place with os.replace, under a lock that merges what a concurrent run wrote. Every key is a
@@ -47,7 +47,9 @@ _MAC = b',"mac":"'  # a pack's last member: the HMAC of every byte before it
 # the modules whose code decides a file's result, besides the rules themselves
 _SOURCES = ("catalog/lint.py", "catalog/lint_cache.py", "catalog/model.py", "catalog/config_rules.py",
             "catalog/vocab.py", "catalog/patches.py", "catalog/placeholders.py", "apps/descriptor.py",
-            "apps/manifests.py", "schema.py", "yamlio.py")
+            "apps/manifests.py", "apps/observed_graph.py", "schema.py", "yamlio.py")
+# apps/observed_graph.py's OBSERVED_FILE, named here so that a warm run need not import it (and YAML)
+OBSERVED_FILE = "observed-graph.yaml"
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ def environment(workspace: Workspace, rules: Iterable[str], sources: Iterable[Pa
     part("faultkit.toml", _bytes(workspace.root / "faultkit.toml"))
     for app in sorted(workspace.apps_dir.glob("*/app.yaml")) if workspace.apps_dir.is_dir() else ():
         part(f"app:{app.parent.name}", _bytes(app))
+        part(f"observed:{app.parent.name}", _bytes(app.parent / OBSERVED_FILE))
         for manifest in _manifest_files(app):
             part(f"manifest:{app.parent.name}:{manifest.name}", _bytes(manifest))
     return h.hexdigest()

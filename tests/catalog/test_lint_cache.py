@@ -83,6 +83,12 @@ def _change_words(ws):
     (ws.root / "faultkit.toml").write_text('[leakage]\nextra = ["cart"]\n')
 
 
+def _record_observed(ws):
+    text = ("app: minishop\nobserved_at: '2026-01-02T03:04:05Z'\nduration_s: 20\njaeger: http://127.0.0.1:16686\n"
+            "edges:\n  - {caller: payment, callee: cart, spans: 3}\n")
+    (ws.apps_dir / "minishop" / "observed-graph.yaml").write_text(text)
+
+
 def _change_patch(ws):
     path = ws.patches_dir / "minishop" / "ms-cart-prefix.diff"
     path.write_text(PATCH.replace('"cart-v2:"', '"cart-v3:"'))
@@ -93,6 +99,7 @@ INPUTS = [
     ("app descriptor", _change_descriptor, 0, None),
     ("manifests", _change_manifest, 0, "config.old: the manifest says 'cartstore:6378'"),
     ("leakage word list", _change_words, 0, "'cart' in the log message the fault produces"),
+    ("observed graph", _record_observed, 0, "scope of cart leaves out callers that reach it: payment"),
     ("patch", _change_patch, 11, "code.marker: 'cart-v2:' is not in any line the patch adds"),
     ("toolkit version", lambda ws: None, 0, None),
     ("schema", lambda ws: None, 0, None),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from faultkit.apps.descriptor import AppDescriptor, app_names, descriptor_from_data, load_app, load_descriptor_data
 from faultkit.apps.manifests import Doc, load_manifests
+from faultkit.apps.observed_graph import RecordedGraph, load_observed
 from faultkit.catalog.lint_cache import Store, digest, file_digest
 from faultkit.catalog.model import Entry
 from faultkit.catalog.rules.records import Loaded
@@ -26,6 +27,7 @@ class Context:
     env: str = ""  # the cache's environment digest (lint_cache.environment)
     _apps: dict[str, AppDescriptor | FaultkitError] = field(default_factory=dict)
     _manifests: dict[str, list[Doc] | FaultkitError] = field(default_factory=dict)
+    _observed: dict[str, RecordedGraph | None | FaultkitError] = field(default_factory=dict)
     _app_names: list[str] | None = None
     words: tuple[str, ...] | None = None  # the leakage word list, filled by the leakage rules on first use
 
@@ -42,6 +44,18 @@ class Context:
             except FaultkitError as e:
                 self._apps[name] = e
         found = self._apps[name]
+        if isinstance(found, FaultkitError):
+            raise found
+        return found
+
+    def observed(self, app: str) -> RecordedGraph | None:
+        """The call graph recorded from the app's traces (apps/<app>/observed-graph.yaml), if any."""
+        if app not in self._observed:
+            try:
+                self._observed[app] = load_observed(self.workspace, app)
+            except FaultkitError as e:
+                self._observed[app] = e
+        found = self._observed[app]
         if isinstance(found, FaultkitError):
             raise found
         return found

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from faultkit.apps.descriptor import suggest
 from faultkit.apps.manifests import find_container, get_field
+from faultkit.apps.observed_graph import OBSERVED_FILE, missed_callers, missing_edges
 from faultkit.catalog.config_rules import kind_mismatch, refusal
 from faultkit.catalog.model import Entry
 from faultkit.catalog.rules.context import Context
@@ -58,6 +59,28 @@ def check_target(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
                 f"({', '.join(app.callers(e.target.service)) or 'none'})"
             ),
         )
+
+
+def check_observed(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
+    """The target's scope against the call graph recorded from traces: a caller that reaches the
+    target only through a call the descriptor does not declare is left out of the scope computed
+    from the declared edges (issue 31). An error, as every other scope problem is: the scope is the
+    ground truth of what a fault affects."""
+    if e.app not in ctx.app_names:
+        return
+    app = ctx.app(e.app)
+    if e.target.service not in app.service_names:
+        return  # check_target says so
+    recorded = ctx.observed(e.app)
+    missed = () if recorded is None else missed_callers(app, recorded, e.target.service)
+    if recorded is None or not missed:
+        return
+    edges = ", ".join(f"{a} -> {b}" for a, b in missing_edges(app, recorded, e.target.service))
+    yield (
+        "scope",
+        f"apps/{app.name}/{OBSERVED_FILE} shows {edges}, which app.yaml does not declare, so the scope of "
+        f"{e.target.service} leaves out callers that reach it: {', '.join(missed)}; declare the calls in app.yaml",
+    )
 
 
 def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
