@@ -2,12 +2,21 @@
 
 A fresh connection per HTTP request keeps failure handling trivial (no stale
 sockets after a cartstore restart) and is cheap on a local network.
+
+cartstore records no spans (its protocol carries no trace context), so each
+operation is a CLIENT span here that names its peer (`peer.service`,
+`server.address`, `server.port`): a trace shows the call to cartstore even
+though no span of cartstore continues it.
 """
 
 import os
 import socket
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
 from shoplib import DependencyError
+from shoplib.telemetry import SCOPE
 
 TIMEOUT = 2.0
 
@@ -31,6 +40,21 @@ class RemoteStore:
         if not addr:
             raise store_error("CARTSTORE_ADDR is not set")
         host, port = _split_addr(addr)
+        operation = commands[0].split(" ", 1)[0]
+        attrs: dict[str, str | int] = {"peer.service": "cartstore", "server.address": host,
+                                       "server.port": port, "db.system": "cartstore",
+                                       "db.operation.name": operation}
+        tracer = trace.get_tracer(SCOPE)
+        with tracer.start_as_current_span(operation, kind=SpanKind.CLIENT, attributes=attrs,
+                                          set_status_on_exception=False) as span:
+            try:
+                return self._exchange(host, port, commands)
+            except DependencyError as exc:
+                span.set_attribute("error.type", type(exc.__cause__ or exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, exc.message))
+                raise
+
+    def _exchange(self, host: str, port: int, commands: list[str]) -> list[str]:
         password = os.environ.get("CARTSTORE_PASSWORD", "")
         lines = ([f"AUTH {password}"] if password else []) + commands
         try:
