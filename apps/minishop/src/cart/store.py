@@ -9,8 +9,11 @@ operation is a CLIENT span here that names its peer (`peer.service`,
 though no span of cartstore continues it.
 """
 
+import functools
 import os
 import socket
+from collections.abc import Callable
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -19,10 +22,38 @@ from shoplib import DependencyError
 from shoplib.telemetry import SCOPE
 
 TIMEOUT = 2.0
+Session = Callable[[Any, list[str]], list[str]]
 
 
 def store_error(reason: str) -> DependencyError:
     return DependencyError("cartstore", f"cart store request failed: {reason}")
+
+
+def traced(session: Session) -> Session:
+    """Runs a cartstore session inside a CLIENT span named for its command; an
+    error span, with the store error's message, when the session fails."""
+
+    @functools.wraps(session)
+    def run(store: Any, commands: list[str]) -> list[str]:
+        host, _, port = os.environ.get("CARTSTORE_ADDR", "").strip().rpartition(":")
+        operation = commands[0].split(" ", 1)[0]
+        attrs: dict[str, str | int] = {"peer.service": "cartstore", "db.system": "cartstore",
+                                       "db.operation.name": operation}
+        if host:
+            attrs["server.address"] = host
+        if port.isdigit():
+            attrs["server.port"] = int(port)
+        tracer = trace.get_tracer(SCOPE)
+        with tracer.start_as_current_span(operation, kind=SpanKind.CLIENT, attributes=attrs,
+                                          set_status_on_exception=False) as span:
+            try:
+                return session(store, commands)
+            except DependencyError as exc:
+                span.set_attribute("error.type", type(exc.__cause__ or exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, exc.message))
+                raise
+
+    return run
 
 
 def _split_addr(addr: str) -> tuple[str, int]:
@@ -35,26 +66,12 @@ def _split_addr(addr: str) -> tuple[str, int]:
 class RemoteStore:
     """Reads CARTSTORE_ADDR / CARTSTORE_PASSWORD at each use (they may be rewritten)."""
 
+    @traced
     def _session(self, commands: list[str]) -> list[str]:
         addr = os.environ.get("CARTSTORE_ADDR", "").strip()
         if not addr:
             raise store_error("CARTSTORE_ADDR is not set")
         host, port = _split_addr(addr)
-        operation = commands[0].split(" ", 1)[0]
-        attrs: dict[str, str | int] = {"peer.service": "cartstore", "server.address": host,
-                                       "server.port": port, "db.system": "cartstore",
-                                       "db.operation.name": operation}
-        tracer = trace.get_tracer(SCOPE)
-        with tracer.start_as_current_span(operation, kind=SpanKind.CLIENT, attributes=attrs,
-                                          set_status_on_exception=False) as span:
-            try:
-                return self._exchange(host, port, commands)
-            except DependencyError as exc:
-                span.set_attribute("error.type", type(exc.__cause__ or exc).__name__)
-                span.set_status(Status(StatusCode.ERROR, exc.message))
-                raise
-
-    def _exchange(self, host: str, port: int, commands: list[str]) -> list[str]:
         password = os.environ.get("CARTSTORE_PASSWORD", "")
         lines = ([f"AUTH {password}"] if password else []) + commands
         try:
