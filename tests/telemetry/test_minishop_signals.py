@@ -119,3 +119,35 @@ def test_the_probes_requests_reach_no_span_and_no_series(telemetry_stack: Stack,
     counts = [c for c in minishop.request_counts("productcatalog").values() if c]
     assert sum(sum(c.values()) for c in counts) > 0
 
+
+
+def _observe(stack: Stack, root: Any, period: str) -> Any:
+    """`apps observe minishop --json` in the catalog repository at `root`, reading the stack's Jaeger."""
+    from tests.helpers.cli import cli_env, run_cli
+
+    env = cli_env(FAULTKIT_ROOT=str(root), FAULTKIT_STATE_DIR=str(root / ".faultkit"))
+    return run_cli("apps", "observe", "minishop", "--jaeger", stack.jaeger, "--for", period, "--json", cwd=root,
+                   env=env, timeout=120)
+
+
+def test_the_graph_observed_from_traces_is_the_declared_one(telemetry_stack: Stack, minishop: LocalPlatform,
+                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The load is minishop's own loadgenerator, which the local platform runs like every workload of
+    the manifests (10 requests a second, a tenth of them checkouts): no request is sent from here."""
+    import json
+
+    from faultkit.apps.descriptor import load_app
+
+    declared = set(load_app(minishop.workspace, "minishop").edges)
+    done = _observe(telemetry_stack, minishop.workspace.root, "20s")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (report["undeclared"], report["unobserved"]) == ([], []), report
+    assert {(e["caller"], e["callee"]) for e in report["edges"]} == declared
+    # a copy of the catalog whose descriptor lacks one declared call: reported, and exit 1
+    copy = shop.make_workspace(tmp_path_factory.mktemp("observe-copy"))
+    path = copy.apps_dir / "minishop" / "app.yaml"
+    path.write_text(path.read_text().replace("  - [checkout, payment]\n", ""))
+    done = _observe(telemetry_stack, copy.root, "10s")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert json.loads(done.stdout)["undeclared"] == [["checkout", "payment"]]
