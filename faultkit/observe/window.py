@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from faultkit.observe.trace_window import TraceError, TraceSummary
+
 
 class InstanceSample(TypedDict):
     service: str
@@ -82,3 +84,6 @@ class Window(TypedDict):
     # rules v5: which source measured each figure, as the platform's signal_sources() said at the
     # window's end: {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}
     sources: NotRequired[dict[str, dict[str, object]]]
+    # the window's spans from Jaeger (trace_window.py), in runs given one (`validate --jaeger`), or
+    # why they could not be read; evidence only: no rule reads it, so every verdict is as without it
+    traces: NotRequired[TraceSummary | TraceError]
