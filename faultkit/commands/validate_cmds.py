@@ -47,11 +47,15 @@ from faultkit.workspace import Workspace
 @click.option("--stability", "stability", metavar="WINDOW|same",
               help="When admitted, validate again at this window length (or `same`: an independent run) and "
                    "record that verdict beside the first; admitted once and not twice is flaky.")
+@click.option("--jaeger", default="", envvar="FAULTKIT_JAEGER", metavar="URL",
+              help="Jaeger's query URL: each window records its spans (operations, calls, failing paths) as "
+                   "evidence; no rule reads them. Default: $FAULTKIT_JAEGER, else the descriptor's "
+                   "signals.traces.jaeger, else none.")
 @platform_options()
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,
                  timeout_s: float | None, no_record: bool, key: Path | None, max_load: float, max_steal: float,
-                 rules: str, stability: str | None, platform: PlatformChoice, as_json: bool) -> int:
+                 rules: str, stability: str | None, jaeger: str, platform: PlatformChoice, as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -63,7 +67,8 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         # the bundle is sealed and signed deep in the pipeline, which reads the key the way every run does
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
-                              limits=Limits(max_load_per_core=max_load, max_steal=max_steal), rules=int(rules))
+                              limits=Limits(max_load_per_core=max_load, max_steal=max_steal), rules=int(rules),
+                              jaeger=jaeger)
     if stability is not None and no_record:
         raise UsageError("--stability records both verdicts in the entry; drop --no-record")
     second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)

@@ -5,8 +5,10 @@ request counters by status. The symptom probe runs beside the samples on its own
 every attempt recorded in the window's `probes`. At the end, the window's log records
 (warnings and errors, and any line with the fault's message) are read from the platform. Since
 rules v5 the window also records where each figure was read (`sources`: the platform's
-`signal_sources()`: the request counts' endpoint or query, the logs' source and format). The
-window is raw data: every rate and rule is computed later from it (validators/screening.py).
+`signal_sources()`: the request counts' endpoint or query, the logs' source and format). Given a
+Jaeger (`traces`), each window's spans are read in the background once they have arrived
+(trace_reader.py); whoever writes the window attaches their summary. The window is raw data: every
+rate and rule is computed later from it (validators/screening.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import requests
 from faultkit.catalog.model import Probe, thaw
 from faultkit.observe.load import LoadMeter, MachineWindow
 from faultkit.observe.probing import PROBE_BAGGAGE, SymptomProber, probe_period
+from faultkit.observe.trace_reader import TraceWindows
 from faultkit.observe.window import InstanceSample, LogLine, ProbeResult, Sample, Window
 from faultkit.platforms.base import Platform
 
@@ -37,8 +40,10 @@ class WindowSpec:
 
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
-                 log_message: str | None = None, continuous_probe: bool = True, record_sources: bool = False) -> None:
+                 log_message: str | None = None, continuous_probe: bool = True, record_sources: bool = False,
+                 traces: TraceWindows | None = None) -> None:
         self.platform = platform
+        self.traces = traces  # each window's spans, read once they are in Jaeger (None: no Jaeger given)
         # rules v5: each window says which source measured its figures (older windows keep their bytes)
         self.record_sources = record_sources
         # rules v3: the probe on its own clock (probing.py); v2: one probe with each sample
@@ -58,6 +63,8 @@ class Sampler:
         self.probers: dict[float, SymptomProber] = {}  # by period: one pool per rate, reused across windows
 
     def close(self) -> None:
+        if self.traces:
+            self.traces.close()
         for prober in self.probers.values():
             prober.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -93,6 +100,8 @@ class Sampler:
         self.meter.spanned(spec.seconds, start, samples[-1]["t"])
         attempts = prober.stop() if prober else []
         self.machine[spec.name] = self.meter.stop()
+        if self.traces:
+            self.traces.start(spec.name, start, finished)
         window: Window = {"name": spec.name, "start": start, "end": finished, "window_s": spec.seconds,
                           "interval_s": spec.interval, "samples": samples, "logs": self.logs(start, finished)}
         if prober:

@@ -6,6 +6,10 @@ recovery rules, and must not count against the next injection's baseline. Config
 uncounted cycle first (change, restore) and count only the later ones, as the protocol asks.
 
 Every change goes through the write-ahead journal before it reaches the application.
+
+Given a Jaeger, each window file is written as it ends and written again with its `traces` once
+its spans are read (trace_reader.py, in the background): only the last window's read is waited
+for, once a run ends; a run cut short records the reads still pending as not read.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import NotReady, PlatformError
 from faultkit.observe.load import Limits, Overloaded, cores, over_limits
 from faultkit.observe.sampler import Sampler, WindowSpec
-from faultkit.observe.window import Sample
+from faultkit.observe.trace_reader import UNREAD
+from faultkit.observe.window import Sample, Window
 from faultkit.platforms.base import Platform
 from faultkit.validators import screening
 from faultkit.validators.app_changes import Change
@@ -76,8 +81,19 @@ class Cycles:
     scope: tuple[str, ...]
     machine_cycles: list[dict[str, object]] = field(default_factory=list)
     others: SiteSamplers | None = None  # two-site apps: the other sites, observed beside every window
+    untraced: dict[str, Window] = field(default_factory=dict)  # written, their spans not read yet
 
     def run(self) -> None:
+        try:
+            self.cycles()
+            if self.untraced:
+                self.log.progress("observe", "reading the last window's spans from Jaeger")
+            self.attach_traces(wait=True)
+        except BaseException:
+            self.attach_traces(abandon=True)
+            raise
+
+    def cycles(self) -> None:
         for index, counted in plan(self.entry, self.params.repeat):
             before = self.window(f"before-{index}")
             cycle: CycleRecord = {"index": index, "counted": counted, "before": before}
@@ -134,7 +150,26 @@ class Cycles:
         for other in SiteSamplers.finish(beside).values():
             other["points"] = screening.points(other, self.scope)
             self.log.bundle.write(f"windows/{other['name']}.json", other)
+        if self.sampler.traces:
+            self.untraced[name] = data
+            self.attach_traces()
         return name
+
+    def attach_traces(self, wait: bool = False, abandon: bool = False) -> None:
+        """Write again each window whose spans have been read, with their summary (`wait`: every
+        window's; `abandon`: no waiting, and a window whose spans are not read yet says so)."""
+        if not self.sampler.traces:
+            return
+        traces = self.sampler.traces
+        if abandon:  # every window still waiting: read, or recorded as not read
+            read = traces.abandon()
+            summaries = {name: read.get(name, {"error": UNREAD}) for name in self.untraced}
+        else:
+            summaries = traces.take(wait)
+        for name, summary in summaries.items():
+            data = self.untraced.pop(name)
+            data["traces"] = summary
+            self.log.bundle.write(f"windows/{name}.json", data)
 
     def inject(self) -> CheckRecord:
         """Journal the change, make it, and check that it holds."""

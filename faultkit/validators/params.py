@@ -1,10 +1,12 @@
-"""The knobs of one validation run: window length, sampling interval, injections, rollout timeout."""
+"""The knobs of one validation run: window length, sampling interval, injections, rollout timeout,
+and the Jaeger each window's spans are read from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from faultkit.errors import UsageError
+from faultkit.observe.jaeger import check_url
 from faultkit.observe.load import Limits
 from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS
 
@@ -17,6 +19,7 @@ class ValidationParams:
     rollout_timeout_s: float = 60.0
     limits: Limits = field(default_factory=Limits)  # a cycle past them observed the machine: retried, not judged
     rules: int = RULES_VERSION  # the screening rules it is judged by (v3: the probe on its own clock)
+    jaeger: str = ""  # Jaeger's query URL ("": the descriptor's signals.traces.jaeger, if any)
 
     def check(self) -> None:
         if self.window_s < self.interval_s:
@@ -28,3 +31,5 @@ class ValidationParams:
             raise UsageError(f"--rules {self.rules}: this faultkit has rules {', '.join(map(str, SUPPORTED_VERSIONS))}")
         if self.repeat < 1:
             raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")
+        if self.jaeger:
+            check_url(self.jaeger)

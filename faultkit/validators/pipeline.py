@@ -11,14 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from faultkit.apps.descriptor import load_app
+from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.bundles import BundleWriter, dumps
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, PlatformError, Unsupported
+from faultkit.observe.jaeger import check_url
 from faultkit.observe.sampler import Sampler
+from faultkit.observe.trace_reader import TraceWindows
 from faultkit.platforms import platform_flag
 from faultkit.platforms.base import Platform
 from faultkit.validators.app_changes import change_for
@@ -56,6 +58,16 @@ def check_platform(platform: Platform, entry: Entry) -> None:
         )
 
 
+def trace_windows(params: ValidationParams, app: AppDescriptor) -> TraceWindows | None:
+    """Where each window's spans are read: --jaeger (or FAULTKIT_JAEGER), else the descriptor's
+    signals.traces.jaeger; None, and windows without `traces`, when neither names a Jaeger."""
+    if params.jaeger:
+        return TraceWindows(check_url(params.jaeger), app.observed)
+    if app.signals.traces.jaeger:
+        return TraceWindows(check_url(app.signals.traces.jaeger, f"{app.name}'s signals.traces.jaeger"), app.observed)
+    return None
+
+
 def validate(
     workspace: Workspace,
     platform: Platform,
@@ -76,6 +88,7 @@ def validate(
     entry, report = load_fault(workspace, fault_id)
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
+    traces = trace_windows(params, app)
     if entry.direct:
         platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
@@ -87,7 +100,7 @@ def validate(
     if entry.code:
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
-                      continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM)
+                      continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM, traces=traces)
     sites = platform.other_sites()
     others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3,
                           params.rules >= SOURCES_FROM) if sites else None
