@@ -151,3 +151,32 @@ def test_the_graph_observed_from_traces_is_the_declared_one(telemetry_stack: Sta
     done = _observe(telemetry_stack, copy.root, "10s")
     assert done.returncode == 1, done.stdout + done.stderr
     assert json.loads(done.stdout)["undeclared"] == [["checkout", "payment"]]
+
+
+def test_validate_records_each_windows_spans_and_the_failing_calls(telemetry_stack: Stack,
+                                                                  minishop: LocalPlatform) -> None:
+    """`validate --jaeger` with the frontend's recommendation address broken: the before window's
+    traces are healthy; the after window's failing requests end at the frontend's call that got no
+    answer (a refused connection leaves no span in recommendation). The load is minishop's own."""
+    import json
+
+    from tests.helpers import retrying
+    from tests.helpers.cli import run_cli
+
+    ws = minishop.workspace
+    fault = shop.from_catalog(ws, "minishop-frontend-env-recommendation-addr-port")
+    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
+                                        "--interval", "1s", "--jaeger", telemetry_stack.jaeger, "--no-record",
+                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=600))
+    assert done.stdout, done.stderr[-2000:]
+    verdict = json.loads(done.stdout)
+    assert verdict["status"] == "admitted" and done.returncode == 0, verdict["summary"]
+    bundle = ws.root / verdict["bundle"]
+    before = json.loads((bundle / "windows" / "before-1.json").read_text())["traces"]
+    after = json.loads((bundle / "windows" / "after-1.json").read_text())["traces"]
+    assert before["spans"] > 0 and before["failing"] == [], before
+    assert after["failing"] and all(f["path"][-1].startswith("frontend ") for f in after["failing"]), after
+    client_errors = sum(o["errors"] for o in after["operations"] if (o["service"], o["kind"]) == ("frontend", "client"))
+    assert client_errors > 0, after["operations"]
+    judged = run_cli("judge", str(bundle), cwd=ws.root, env=shop.env_for(ws))
+    assert judged.returncode == 0, judged.stdout + judged.stderr
