@@ -1,0 +1,116 @@
+"""The alerts an agent would be paged with during a window, from Prometheus' alerts API (issue 31).
+
+Prometheus evaluates the application's rule pack (apps/<app>/alerts.yaml) and serves every alert
+that is pending or firing at `/api/v1/alerts`. The sampler asks at each of its samples; an alert is
+recorded once per window by its name and labels, with the most advanced state it was seen in
+(firing over pending), when Prometheus says it became active, and the first and last sample that
+saw it (and the first that saw it firing). An alert that fired and resolved between two samples is
+not seen: the sampling interval bounds what is missed.
+
+Only an http(s) URL is read, as for Jaeger: a Prometheus inside a cluster is reached through a
+port-forward the user opens.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict
+from urllib.parse import urlparse
+
+import requests
+
+from faultkit.errors import UsageError
+
+TIMEOUT_S = 5.0
+
+
+class AlertRecord(TypedDict):
+    alert: str
+    labels: dict[str, str]  # without alertname
+    state: str  # "firing" when any sample saw it firing, else "pending"
+    active_at: float | None  # when Prometheus says it became active (epoch seconds)
+    first_seen: float
+    last_seen: float
+    firing_seen: NotRequired[float]  # the first sample that saw it firing
+
+
+class WindowAlerts(TypedDict):
+    source: str  # the Prometheus URL
+    polls: int
+    failed_polls: int
+    error: NotRequired[str]  # the last failed poll's reason
+    alerts: list[AlertRecord]  # sorted by name and labels
+
+
+def check_url(url: str, option: str = "--alerts") -> str:
+    """The Prometheus URL without a trailing slash, or a UsageError that names the option."""
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        how = (" (a Prometheus in a cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"
+               if parsed.scheme == "k8s" else "")
+        raise UsageError(f"{option} {url!r}: not an http(s) URL of a Prometheus{how}")
+    return url.rstrip("/")
+
+
+def active_alerts(url: str) -> list[dict[str, Any]]:
+    """The alerts Prometheus holds now (pending and firing), as its API gives them. Raises OSError
+    (requests' errors are OSErrors) or ValueError when there is no good answer."""
+    resp = requests.get(f"{url}/api/v1/alerts", timeout=TIMEOUT_S)
+    if resp.status_code != 200:
+        raise ValueError(f"HTTP {resp.status_code}")
+    body = resp.json()
+    alerts = (body.get("data") or {}).get("alerts") if isinstance(body, dict) else None
+    if not isinstance(alerts, list):
+        raise ValueError("no data.alerts in the answer")
+    return alerts
+
+
+def _epoch(text: Any) -> float | None:
+    try:
+        return round(datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp(), 3)
+    except ValueError:
+        return None
+
+
+class AlertWatch:
+    """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window."""
+
+    def __init__(self, url: str) -> None:
+        self.url = check_url(url)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.seen: dict[tuple[str, tuple[tuple[str, str], ...]], AlertRecord] = {}
+        self.polls = self.failed = 0
+        self.error = ""
+
+    def poll(self, t: float) -> None:
+        self.polls += 1
+        try:
+            alerts = active_alerts(self.url)
+        except (OSError, ValueError) as e:
+            self.failed += 1
+            self.error = f"{type(e).__name__}: {e}"[:300]
+            return
+        for a in alerts:
+            labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
+            name = labels.pop("alertname", "")
+            state = str(a.get("state", ""))
+            if state not in ("pending", "firing"):
+                continue
+            key = (name, tuple(sorted(labels.items())))
+            record = self.seen.setdefault(key, {"alert": name, "labels": dict(sorted(labels.items())),
+                                                "state": state, "active_at": _epoch(a.get("activeAt")),
+                                                "first_seen": round(t, 3), "last_seen": round(t, 3)})
+            record["last_seen"] = round(t, 3)
+            if state == "firing":
+                record["state"] = "firing"
+                record.setdefault("firing_seen", round(t, 3))
+
+    def take(self) -> WindowAlerts:
+        out: WindowAlerts = {"source": self.url, "polls": self.polls, "failed_polls": self.failed,
+                             "alerts": [self.seen[k] for k in sorted(self.seen)]}
+        if self.error:
+            out["error"] = self.error
+        self._reset()
+        return out
