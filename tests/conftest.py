@@ -31,8 +31,9 @@ def _private_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("FAULTKIT_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("FAULTKIT_KEY", raising=False)
     monkeypatch.delenv("FAULTKIT_ROOT", raising=False)
-    # the telemetry stack's `env` exports it: a user's stack must not reach every test's validations
+    # the telemetry stack's `env` exports them: a user's stack must not reach every test's validations
     monkeypatch.delenv("FAULTKIT_JAEGER", raising=False)
+    monkeypatch.delenv("FAULTKIT_ALERTS", raising=False)
 
 
 @pytest.fixture

@@ -51,11 +51,16 @@ from faultkit.workspace import Workspace
               help="Jaeger's query URL: each window records its spans (operations, calls, failing paths) as "
                    "evidence; no rule reads them. Default: $FAULTKIT_JAEGER, else the descriptor's "
                    "signals.traces.jaeger, else none.")
+@click.option("--alerts", default="", envvar="FAULTKIT_ALERTS", metavar="URL",
+              help="A Prometheus that evaluates the app's alert pack (apps/<app>/alerts.yaml): each window records "
+                   "the alerts pending or firing in it, as evidence; no rule reads them. Default: $FAULTKIT_ALERTS, "
+                   "else none.")
 @platform_options()
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,
                  timeout_s: float | None, no_record: bool, key: Path | None, max_load: float, max_steal: float,
-                 rules: str, stability: str | None, jaeger: str, platform: PlatformChoice, as_json: bool) -> int:
+                 rules: str, stability: str | None, jaeger: str, alerts: str, platform: PlatformChoice,
+                 as_json: bool) -> int:
     """Prove a fault on the running application: inject, observe, revert, judge.
 
     Exits 0 when admitted, 1 when rejected or flaky.
@@ -68,7 +73,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
                               limits=Limits(max_load_per_core=max_load, max_steal=max_steal), rules=int(rules),
-                              jaeger=jaeger)
+                              jaeger=jaeger, alerts=alerts)
     if stability is not None and no_record:
         raise UsageError("--stability records both verdicts in the entry; drop --no-record")
     second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)

@@ -13,6 +13,7 @@ port-forward the user opens.
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 from urllib.parse import urlparse
@@ -73,10 +74,12 @@ def _epoch(text: Any) -> float | None:
 
 
 class AlertWatch:
-    """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window."""
+    """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window. Polls may
+    overlap (the sampler sends each beside its sample), so what they record is kept under a lock."""
 
     def __init__(self, url: str) -> None:
         self.url = check_url(url)
+        self.lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
@@ -85,13 +88,19 @@ class AlertWatch:
         self.error = ""
 
     def poll(self, t: float) -> None:
-        self.polls += 1
         try:
             alerts = active_alerts(self.url)
         except (OSError, ValueError) as e:
-            self.failed += 1
-            self.error = f"{type(e).__name__}: {e}"[:300]
+            with self.lock:
+                self.polls += 1
+                self.failed += 1
+                self.error = f"{type(e).__name__}: {e}"[:300]
             return
+        with self.lock:
+            self.polls += 1
+            self._record(alerts, t)
+
+    def _record(self, alerts: list[dict[str, Any]], t: float) -> None:
         for a in alerts:
             labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
             name = labels.pop("alertname", "")
@@ -108,9 +117,10 @@ class AlertWatch:
                 record.setdefault("firing_seen", round(t, 3))
 
     def take(self) -> WindowAlerts:
-        out: WindowAlerts = {"source": self.url, "polls": self.polls, "failed_polls": self.failed,
-                             "alerts": [self.seen[k] for k in sorted(self.seen)]}
-        if self.error:
-            out["error"] = self.error
-        self._reset()
+        with self.lock:
+            out: WindowAlerts = {"source": self.url, "polls": self.polls, "failed_polls": self.failed,
+                                 "alerts": [self.seen[k] for k in sorted(self.seen)]}
+            if self.error:
+                out["error"] = self.error
+            self._reset()
         return out

@@ -7,21 +7,25 @@ every attempt recorded in the window's `probes`. At the end, the window's log re
 rules v5 the window also records where each figure was read (`sources`: the platform's
 `signal_sources()`: the request counts' endpoint or query, the logs' source and format). Given a
 Jaeger (`traces`), each window's spans are read in the background once they have arrived
-(trace_reader.py); whoever writes the window attaches their summary. The window is raw data: every
-rate and rule is computed later from it (validators/screening.py).
+(trace_reader.py); whoever writes the window attaches their summary. Given a Prometheus that evaluates
+the app's alert pack (`alerts`), it is asked beside each sample for the alerts pending or firing, and
+the window records each once (alerts.py). The window is raw data: every rate and rule is computed
+later from it (validators/screening.py).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
 from faultkit.catalog.model import Probe, thaw
+from faultkit.observe.alerts import TIMEOUT_S as ALERTS_TIMEOUT_S
+from faultkit.observe.alerts import AlertWatch
 from faultkit.observe.load import LoadMeter, MachineWindow
 from faultkit.observe.probing import PROBE_BAGGAGE, SymptomProber, probe_period
 from faultkit.observe.trace_reader import TraceWindows
@@ -41,9 +45,10 @@ class WindowSpec:
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
                  log_message: str | None = None, continuous_probe: bool = True, record_sources: bool = False,
-                 traces: TraceWindows | None = None) -> None:
+                 traces: TraceWindows | None = None, alerts: AlertWatch | None = None) -> None:
         self.platform = platform
         self.traces = traces  # each window's spans, read once they are in Jaeger (None: no Jaeger given)
+        self.alerts = alerts  # the alerts an agent would see, polled with each sample (None: none given)
         # rules v5: each window says which source measured its figures (older windows keep their bytes)
         self.record_sources = record_sources
         # rules v3: the probe on its own clock (probing.py); v2: one probe with each sample
@@ -82,9 +87,14 @@ class Sampler:
         prober = self._prober(period) if self.probe and self.continuous_probe else None
         if prober:
             prober.start(start)
+        polls: list[Future[None]] = []
+        if self.alerts:
+            self.alerts.take()  # nothing from before this window (a window cut short) counts in it
         self.meter.start()
         while True:
             samples.append(self.sample(probe=not self.continuous_probe))
+            if self.alerts:
+                polls.append(self.pool.submit(self.alerts.poll, samples[-1]["t"]))
             now = time.time()
             if now >= end - 0.05:
                 break
@@ -109,6 +119,9 @@ class Sampler:
             window["probes"] = attempts
         if self.record_sources:
             window["sources"] = {k: dict(v) for k, v in self.platform.signal_sources().items()}
+        if self.alerts:
+            wait(polls, timeout=ALERTS_TIMEOUT_S + 1)
+            window["alerts"] = self.alerts.take()
         return window
 
     def _prober(self, period: float) -> SymptomProber:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from faultkit.observe.alerts import WindowAlerts
 from faultkit.observe.trace_window import TraceError, TraceSummary
 
 
@@ -87,3 +88,6 @@ class Window(TypedDict):
     # the window's spans from Jaeger (trace_window.py), in runs given one (`validate --jaeger`), or
     # why they could not be read; evidence only: no rule reads it, so every verdict is as without it
     traces: NotRequired[TraceSummary | TraceError]
+    # the alerts of the app's pack pending or firing during the window (alerts.py), in runs given a
+    # Prometheus that evaluates it (`validate --alerts`); evidence only, as `traces` is
+    alerts: NotRequired[WindowAlerts]

@@ -1,11 +1,12 @@
 """The knobs of one validation run: window length, sampling interval, injections, rollout timeout,
-and the Jaeger each window's spans are read from."""
+the Jaeger each window's spans are read from and the Prometheus its alerts are read from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from faultkit.errors import UsageError
+from faultkit.observe import alerts as alert_source
 from faultkit.observe.jaeger import check_url
 from faultkit.observe.load import Limits
 from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS
@@ -20,6 +21,7 @@ class ValidationParams:
     limits: Limits = field(default_factory=Limits)  # a cycle past them observed the machine: retried, not judged
     rules: int = RULES_VERSION  # the screening rules it is judged by (v3: the probe on its own clock)
     jaeger: str = ""  # Jaeger's query URL ("": the descriptor's signals.traces.jaeger, if any)
+    alerts: str = ""  # the Prometheus that evaluates the app's alert pack ("": windows record no alerts)
 
     def check(self) -> None:
         if self.window_s < self.interval_s:
@@ -33,3 +35,5 @@ class ValidationParams:
             raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")
         if self.jaeger:
             check_url(self.jaeger)
+        if self.alerts:
+            alert_source.check_url(self.alerts)

@@ -18,6 +18,7 @@ from faultkit.catalog.patches import safe_path
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.catalog.writeback import record_validation, validation_block
 from faultkit.errors import FaultkitError, PlatformError, Unsupported
+from faultkit.observe.alerts import AlertWatch
 from faultkit.observe.jaeger import check_url
 from faultkit.observe.sampler import Sampler
 from faultkit.observe.trace_reader import TraceWindows
@@ -100,7 +101,8 @@ def validate(
     if entry.code:
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
-                      continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM, traces=traces)
+                      continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM, traces=traces,
+                      alerts=AlertWatch(params.alerts) if params.alerts else None)
     sites = platform.other_sites()
     others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3,
                           params.rules >= SOURCES_FROM) if sites else None

@@ -1,13 +1,17 @@
 """Alerts per window (faultkit/observe/alerts.py) read from a real Prometheus evaluating a real
-rule file: one alert that fires at once, one held pending by its `for`."""
+rule file: one alert that fires at once, one held pending by its `for`; and `validate --alerts` on
+the fake platform recording them in every window. minishop's own pack through the telemetry stack
+is tests/telemetry/test_minishop_signals.py."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -15,6 +19,14 @@ import yaml
 
 from faultkit.errors import UsageError
 from faultkit.observe.alerts import AlertWatch, check_url
+from faultkit.observe.load import Limits
+from faultkit.validators.params import ValidationParams
+from faultkit.validators.pipeline import validate
+from faultkit.workspace import Workspace
+from tests.fakes.platform import FakePlatform
+from tests.helpers.cli import run_cli
+from tests.validators import shop
+from tests.validators.test_trace_evidence import BEHAVIOURS, WINDOWS
 
 RULES = {"groups": [{"name": "test", "interval": "1s", "rules": [
     {"alert": "AlwaysFiring", "expr": 'vector(1) > 0', "for": "0s", "labels": {"severity": "page"}},
@@ -97,3 +109,61 @@ def test_a_prometheus_that_does_not_answer_is_counted_not_raised() -> None:
 def test_only_an_http_url_is_read(url: str) -> None:
     with pytest.raises(UsageError, match="not an http"):
         check_url(url)
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Workspace, FakePlatform]]:
+    ws = shop.make_workspace(tmp_path / "shop")
+    platform = FakePlatform(ws, behaviours=BEHAVIOURS)
+    platform.up("minishop")
+    yield ws, platform
+    platform.down()
+
+
+def _validate(running: tuple[Workspace, FakePlatform], alerts: str) -> tuple[dict[str, dict], Path]:
+    ws, platform = running
+    params = ValidationParams(window_s=2, interval_s=0.5, repeat=1, limits=Limits(max_load_per_core=1000),
+                              alerts=alerts)
+    verdict, folder = validate(ws, platform, shop.cart_store_port(ws), params, record=False)
+    assert verdict["status"] in ("admitted", "rejected"), verdict["summary"]  # a verdict, whichever
+    windows = {w.stem: json.loads(w.read_text()) for w in (folder / "windows").glob("*.json")}
+    assert set(windows) == WINDOWS
+    return windows, folder
+
+
+@pytest.mark.live
+def test_validate_records_in_each_window_the_alerts_seen_beside_its_samples(running, prometheus: str) -> None:
+    windows, folder = _validate(running, prometheus)
+    for name, window in windows.items():
+        alerts = window["alerts"]
+        assert alerts["source"] == prometheus and alerts["failed_polls"] == 0, name
+        # one poll beside each sample the window took (a lead sample, taken before the change, has none)
+        assert alerts["polls"] in (len(window["samples"]), len(window["samples"]) - 1), name
+        assert [(a["alert"], a["state"]) for a in alerts["alerts"]] == [("AlwaysFiring", "firing"),
+                                                                        ("HeldPending", "pending")], name
+        for a in alerts["alerts"]:  # seen inside this window, not carried over from the one before
+            assert window["start"] - 0.01 <= a["first_seen"] <= a["last_seen"] <= window["end"] + 0.01, (name, a)
+    ws, _ = running
+    judged = json.loads(run_cli("judge", str(folder), "--json", cwd=ws.root, check=0).stdout)
+    assert judged["matches_recorded"]
+
+
+def test_a_prometheus_that_does_not_answer_leaves_failed_polls_in_each_window(running) -> None:
+    windows, _ = _validate(running, f"http://127.0.0.1:{_free_port()}")
+    for name, window in windows.items():
+        alerts = window["alerts"]
+        assert alerts["polls"] == alerts["failed_polls"] > 0 and alerts["alerts"] == [], name
+        assert alerts["error"].startswith("ConnectionError"), name
+
+
+def test_a_run_given_no_prometheus_has_windows_without_alerts(running) -> None:
+    windows, _ = _validate(running, "")
+    assert not any("alerts" in w for w in windows.values())
+
+
+def test_a_prometheus_in_a_cluster_is_refused_in_one_line(cli) -> None:
+    proc = cli("validate", "--fault", "t-any", "--alerts", "k8s://telemetry/prometheus:9090")
+    assert proc.returncode == 2
+    assert [line for line in proc.stderr.splitlines() if "k8s://" in line] == [
+        "Error: --alerts 'k8s://telemetry/prometheus:9090': not an http(s) URL of a Prometheus (a Prometheus in a "
+        "cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"]

@@ -82,6 +82,7 @@ def env_lines(layout: Layout) -> list[str]:
     return [f"export OTEL_EXPORTER_OTLP_ENDPOINT={layout.url('otlp_http')}",
             "export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
             f"export FAULTKIT_PROMETHEUS={layout.url('prometheus')}",
+            f"export FAULTKIT_ALERTS={layout.url('prometheus')}",
             f"export FAULTKIT_JAEGER={layout.url('jaeger_query')}"]
 
 
