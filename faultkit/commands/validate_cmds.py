@@ -16,11 +16,12 @@ from faultkit.errors import InputError, UsageError
 from faultkit.keys import trusted_or_own
 from faultkit.labels.core import LABELS, recompute, write_beside
 from faultkit.observe.load import MAX_LOAD_PER_CORE, MAX_STEAL, Limits
+from faultkit.validators import alert_rule
 from faultkit.validators.journal import Journal, recover
-from faultkit.validators.judge import Verdict, describe_sources, recorded_sources, verify_and_judge
+from faultkit.validators.judge import Verdict, describe_sources, outcome, recorded_sources, verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
-from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS, is_screening_criterion
+from faultkit.validators.screening import RULES_VERSION, SUPPORTED_VERSIONS
 from faultkit.validators.stability import Stable, validate_stable
 from faultkit.workspace import Workspace
 
@@ -53,7 +54,7 @@ from faultkit.workspace import Workspace
                    "signals.traces.jaeger, else none.")
 @click.option("--alerts", default="", envvar="FAULTKIT_ALERTS", metavar="URL",
               help="A Prometheus that evaluates the app's alert pack (apps/<app>/alerts.yaml): each window records "
-                   "the alerts pending or firing in it, as evidence; no rule reads them. Default: $FAULTKIT_ALERTS, "
+                   "the alerts pending or firing in it, as evidence, and the verdict reports alert-raised. Default: $FAULTKIT_ALERTS, "
                    "else none.")
 @platform_options()
 @json_option
@@ -73,7 +74,7 @@ def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidenc
         os.environ["FAULTKIT_KEY"] = str(key.resolve())
     params = ValidationParams(window_s=seconds(window), interval_s=seconds(interval), repeat=repeat,
                               limits=Limits(max_load_per_core=max_load, max_steal=max_steal), rules=int(rules),
-                              jaeger=jaeger, alerts=alerts)
+                              jaeger=jaeger, alerts=alerts, alert_raised=alert_rule.required(ws.root))
     if stability is not None and no_record:
         raise UsageError("--stability records both verdicts in the entry; drop --no-record")
     second_window = None if stability is None else params.window_s if stability == "same" else seconds(stability)
@@ -121,11 +122,8 @@ def render_verdict(verdict: Verdict, folder: Path) -> None:
     for r in verdict["rules"]:
         if r.get("counted") is False:
             continue
-        result: str | Text
-        if is_screening_criterion(r["rule"]):
-            result = "met" if r["passed"] else "not met"
-        else:
-            result = Text("pass", style="green") if r["passed"] else Text("FAIL", style="red")
+        word = outcome(r, verdict)
+        result = Text(word, style={"pass": "green", "FAIL": "red"}.get(word, ""))
         table.add_row(r["rule"], str(r.get("cycle", "")), str(r["measured"]), str(r["threshold"]), result)
     out.print(table)
     out.print(verdict["summary"])

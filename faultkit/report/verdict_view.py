@@ -8,6 +8,7 @@ from typing import Any
 
 from faultkit.report.figures import WindowFigure
 from faultkit.report.svg import PALETTE, Bar, bar_groups
+from faultkit.validators.judge import outcome
 from faultkit.validators.screening import ERRORS_PER_MIN, NEW_ERROR_LOGS_PER_MIN
 
 
@@ -24,10 +25,7 @@ def rules_table(verdict: dict[str, Any] | None) -> str:
     for r in verdict.get("rules", []):
         if r.get("counted") is False:
             continue
-        if r["rule"].startswith("screen-"):
-            result = "met" if r["passed"] else "not met"
-        else:
-            result = "pass" if r["passed"] else "FAIL"
+        result = outcome(r, verdict)
         rows.append(f"<tr class='rule' data-rule='{escape(r['rule'])}' data-cycle='{r.get('cycle', '')}'>"
                     f"<td class='l'>{escape(r['rule'])}</td><td>{r.get('cycle', '')}</td>"
                     f"<td class='measured'>{_cell(r.get('measured'))}</td><td>{_cell(r.get('threshold'))}</td>"

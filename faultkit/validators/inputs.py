@@ -9,7 +9,7 @@ pinned source, the build commands, the rule settings), which `catalog build` che
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from faultkit import __version__
 from faultkit.apps.descriptor import AppDescriptor
@@ -47,6 +47,7 @@ class ParamsRecord(TypedDict):
     interval_s: float
     repeat: int
     thresholds: Thresholds
+    alert_raised: NotRequired[bool]  # only when the catalog asks alert-raised to decide (alert_rule.py)
 
 
 class InputsRecord(TypedDict):
@@ -82,7 +83,7 @@ def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: 
     if entry.code:
         info = read_patch(safe_path(workspace.root, entry.code.patch, "patch"))
         patch = {"path": entry.code.patch, "digest": info.digest}
-    return {
+    record: InputsRecord = {
         "entry": body,
         "entry_digest": entry.digest(),
         "patch": patch,
@@ -102,3 +103,6 @@ def inputs_record(workspace: Workspace, entry: Entry, app: AppSnapshot, params: 
         },
         "bindings": bindings(workspace, entry),
     }
+    if params.alert_raised:  # absent otherwise, so a run that does not ask keeps every earlier byte
+        record["params"]["alert_raised"] = True
+    return record

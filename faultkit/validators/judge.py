@@ -16,7 +16,7 @@ from faultkit.bundles import dumps, read_bytes, read_object, signer, verify_bund
 from faultkit.errors import InputError
 from faultkit.observe.window import Window
 from faultkit.platforms.base import short_id
-from faultkit.validators import probe_rule
+from faultkit.validators import alert_rule, probe_rule
 from faultkit.validators import screening as sc
 from faultkit.validators.records import CheckRecord, CycleRecord, StagesFile
 from faultkit.validators.screening import Rule, RuleRecord
@@ -93,16 +93,19 @@ def judge(inputs: dict[str, Any], stages: StagesFile, windows: dict[str, Window]
                 ).as_dict()
             )
     cycles: list[CycleVerdict] = []
+    alerts_decide = alert_rule.decides(inputs)
     for cycle in stages.get("cycles", []):
         cycle_rules = _cycle_rules(inputs, cycle, windows)
         if cycle["counted"]:
-            cycles.append({"index": cycle["index"], "passed": all(r.passed for r in cycle_rules if decides(r.rule))})
+            passed = all(r.passed for r in cycle_rules if decides(r.rule, alerts_decide))
+            cycles.append({"index": cycle["index"], "passed": passed})
         for r in cycle_rules:
             # the uncounted first change of a config fault must still start, be ready, and be undone
             counted = cycle["counted"] or r.rule in ALWAYS_COUNTED
             rules.append({**r.as_dict(), "cycle": cycle["index"], "counted": counted})
     status = _status(rules, cycles, int(inputs["params"]["repeat"]), stages.get("aborted"))
-    failed = sorted({r["rule"] for r in rules if not r["passed"] and r.get("counted", True) and decides(r["rule"])})
+    failed = sorted({r["rule"] for r in rules
+                     if not r["passed"] and r.get("counted", True) and decides(r["rule"], alerts_decide)})
     return {
         "fault": entry["id"],
         "status": status,
@@ -118,9 +121,20 @@ def judge(inputs: dict[str, Any], stages: StagesFile, windows: dict[str, Window]
 ALWAYS_COUNTED = {"injection-applied", "recovery-artifact-restored", "recovery-ready"}
 
 
-def decides(rule: str) -> bool:
-    """Screening criteria are reported one by one, but only their disjunction decides."""
+def decides(rule: str, alerts_decide: bool = False) -> bool:
+    """Screening criteria are reported one by one, but only their disjunction decides; alert-raised
+    decides where the run's inputs say the catalog asks for it (alert_rule.py)."""
+    if rule == alert_rule.RULE:
+        return alerts_decide
     return not sc.is_screening_criterion(rule)
+
+
+def outcome(rule: RuleRecord, verdict: Verdict | dict[str, Any]) -> str:
+    """How a rule's row reads: pass, FAIL, or for one that does not decide alone (a screening
+    criterion, alert-raised where the catalog does not ask for it) met / not met."""
+    if rule["passed"]:
+        return "met" if sc.is_screening_criterion(rule["rule"]) else "pass"
+    return "FAIL" if rule["rule"] in verdict.get("failed_rules", []) else "not met"
 
 
 def _status(rules: list[RuleRecord], cycles: list[CycleVerdict], repeat: int, aborted: str | None) -> Status:
@@ -185,6 +199,7 @@ def _cycle_rules(inputs: dict[str, Any], cycle: CycleRecord, windows: dict[str, 
         )
     )
     rules += _screening_rules(before, after, scope, version)
+    rules += alert_rule.alert_raised(before, after)
     rules.append(_intent_rule(entry, after, scope, version))
     if entry["mechanism"] == "code":
         rules.append(_new_build_serves(entry, cycle, after))

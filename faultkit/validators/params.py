@@ -22,6 +22,7 @@ class ValidationParams:
     rules: int = RULES_VERSION  # the screening rules it is judged by (v3: the probe on its own clock)
     jaeger: str = ""  # Jaeger's query URL ("": the descriptor's signals.traces.jaeger, if any)
     alerts: str = ""  # the Prometheus that evaluates the app's alert pack ("": windows record no alerts)
+    alert_raised: bool = False  # alert-raised decides admission (faultkit.toml [validate] alert_raised)
 
     def check(self) -> None:
         if self.window_s < self.interval_s:
@@ -37,3 +38,6 @@ class ValidationParams:
             check_url(self.jaeger)
         if self.alerts:
             alert_source.check_url(self.alerts)
+        elif self.alert_raised:
+            raise UsageError("faultkit.toml asks alert-raised to decide admission ([validate] alert_raised = true): "
+                             "give --alerts URL of a Prometheus that evaluates the app's alert pack")

@@ -143,6 +143,10 @@ def test_validate_records_in_each_window_the_alerts_seen_beside_its_samples(runn
                                                                         ("HeldPending", "pending")], name
         for a in alerts["alerts"]:  # seen inside this window, not carried over from the one before
             assert window["start"] - 0.01 <= a["first_seen"] <= a["last_seen"] <= window["end"] + 0.01, (name, a)
+    # both alerts were already there before the change: alert-raised is reported, not met
+    verdict = json.loads((folder / "verdict.json").read_text())
+    [raised] = [r for r in verdict["rules"] if r["rule"] == "alert-raised" and r["counted"]]
+    assert (raised["passed"], raised["measured"]) == (False, 0) and "alert-raised" not in verdict["failed_rules"]
     ws, _ = running
     judged = json.loads(run_cli("judge", str(folder), "--json", cwd=ws.root, check=0).stdout)
     assert judged["matches_recorded"]
