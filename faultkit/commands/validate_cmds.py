@@ -54,8 +54,8 @@ from faultkit.workspace import Workspace
                    "signals.traces.jaeger, else none.")
 @click.option("--alerts", default="", envvar="FAULTKIT_ALERTS", metavar="URL",
               help="A Prometheus that evaluates the app's alert pack (apps/<app>/alerts.yaml): each window records "
-                   "the alerts pending or firing in it, as evidence, and the verdict reports alert-raised. Default: $FAULTKIT_ALERTS, "
-                   "else none.")
+                   "the alerts pending or firing in it, and the verdict reports alert-raised. "
+                   "Default: $FAULTKIT_ALERTS, else none.")
 @platform_options()
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,
