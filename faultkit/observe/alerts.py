@@ -16,11 +16,10 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
-from urllib.parse import urlparse
 
 import requests
 
-from faultkit.errors import UsageError
+from faultkit.observe import query_url
 
 TIMEOUT_S = 5.0
 
@@ -45,12 +44,7 @@ class WindowAlerts(TypedDict):
 
 def check_url(url: str, option: str = "--alerts") -> str:
     """The Prometheus URL without a trailing slash, or a UsageError that names the option."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        how = (" (a Prometheus in a cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"
-               if parsed.scheme == "k8s" else "")
-        raise UsageError(f"{option} {url!r}: not an http(s) URL of a Prometheus{how}")
-    return url.rstrip("/")
+    return query_url.check_url(url, option, "a Prometheus", "a Prometheus")
 
 
 def active_alerts(url: str) -> list[dict[str, Any]]:

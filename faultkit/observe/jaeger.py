@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import requests
 
-from faultkit.errors import UsageError
+from faultkit.observe import query_url
 
 TIMEOUT_S = 10.0
 TRACE_LIMIT = 1500  # traces asked for per service and query: Jaeger returns the newest first
@@ -47,12 +46,7 @@ class Span:
 
 def check_url(url: str, option: str = "--jaeger") -> str:
     """The Jaeger query URL without a trailing slash, or a UsageError that names the option."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        how = (" (a Jaeger in a cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"
-               if parsed.scheme == "k8s" else "")
-        raise UsageError(f"{option} {url!r}: not an http(s) URL of Jaeger's query service{how}")
-    return url.rstrip("/")
+    return query_url.check_url(url, option, "Jaeger's query service", "a Jaeger")
 
 
 def get_data(url: str, path: str, params: dict[str, Any] | None = None) -> Any:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import InputError
+from faultkit.keys import CONFIG_FILE
 from faultkit.observe.window import Window
 from faultkit.tomlio import load_toml, table
 from faultkit.validators.screening import Rule
 
 RULE = "alert-raised"
-CONFIG_FILE = "faultkit.toml"
 
 
 def required(root: Path) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.fakes.platform import FakePlatform
 from tests.helpers.cli import run_cli
+from tests.telemetry.conftest import free_ports
 from tests.validators import shop
 from tests.validators.test_trace_evidence import BEHAVIOURS, WINDOWS
 
@@ -32,12 +32,6 @@ RULES = {"groups": [{"name": "test", "interval": "1s", "rules": [
     {"alert": "AlwaysFiring", "expr": 'vector(1) > 0', "for": "0s", "labels": {"severity": "page"}},
     {"alert": "HeldPending", "expr": 'vector(1) > 0', "for": "1h"},
 ]}]}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +44,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (tmp / "rules.yaml").write_text(yaml.safe_dump(RULES))
     (tmp / "prometheus.yml").write_text(yaml.safe_dump({"global": {"evaluation_interval": "1s"},
                                                          "rule_files": [str(tmp / "rules.yaml")]}))
-    port = _free_port()
+    port = free_ports(1)[0]
     proc = subprocess.Popen([binary, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
                              f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
                             stdout=subprocess.DEVNULL, stderr=(tmp / "log").open("w"))
@@ -97,7 +91,7 @@ def test_a_window_records_firing_and_pending_alerts_once_each(prometheus: str) -
 
 
 def test_a_prometheus_that_does_not_answer_is_counted_not_raised() -> None:
-    watch = AlertWatch(f"http://127.0.0.1:{_free_port()}")
+    watch = AlertWatch(f"http://127.0.0.1:{free_ports(1)[0]}")
     watch.poll(time.time())
     watch.poll(time.time())
     window = watch.take()
@@ -153,7 +147,7 @@ def test_validate_records_in_each_window_the_alerts_seen_beside_its_samples(runn
 
 
 def test_a_prometheus_that_does_not_answer_leaves_failed_polls_in_each_window(running) -> None:
-    windows, _ = _validate(running, f"http://127.0.0.1:{_free_port()}")
+    windows, _ = _validate(running, f"http://127.0.0.1:{free_ports(1)[0]}")
     for name, window in windows.items():
         alerts = window["alerts"]
         assert alerts["polls"] == alerts["failed_polls"] > 0 and alerts["alerts"] == [], name
