@@ -62,16 +62,22 @@ def cli(ws: Workspace) -> CLI:
 # Fixtures that reach the one-node cluster, the Docker engine or the telemetry stack. The fast tier (-m "not live") runs
 # while the cluster is still being built, so a test that used one of them unmarked would wait minutes
 # for a cluster and then fail: collection refuses it at once instead, saying what to mark.
-LIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image",
-                           "telemetry_stack"})
+EXCLUSIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image"})
+LIVE_FIXTURES = EXCLUSIVE_FIXTURES | {"telemetry_stack"}
+# The live tier runs its other tests on several workers (each starts its own minishop or stack on free
+# ports) and then these alone: the machine has one cluster and one engine, and tests sharing them in
+# parallel timed out rollouts and outlived their deadlines.
+NEEDS = (("live", LIVE_FIXTURES, "the cluster, the Docker engine or the telemetry stack"),
+         ("exclusive", EXCLUSIVE_FIXTURES, "the machine's one cluster or Docker engine"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    unmarked = [item.nodeid for item in items if LIVE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
-                and item.get_closest_marker("live") is None]
-    if unmarked:
-        raise pytest.UsageError(f"{unmarked[0]} (and {len(unmarked) - 1} more) use the cluster or the Docker "
-                                "engine: mark them live (pytestmark = pytest.mark.live)")
+    for mark, fixtures, what in NEEDS:
+        unmarked = [item.nodeid for item in items if fixtures.intersection(getattr(item, "fixturenames", ()))
+                    and item.get_closest_marker(mark) is None]
+        if unmarked:
+            raise pytest.UsageError(f"{unmarked[0]} (and {len(unmarked) - 1} more) use {what}: "
+                                    f"mark them {mark} (pytestmark = [pytest.mark.live, ...])")
     _leave_out_long(config, items)
 
 

@@ -26,7 +26,7 @@ from faultkit.campaigns.state import VERDICTS
 from faultkit.platforms.kubernetes.images import normalized
 from tests.helpers.cli import cli_env
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"

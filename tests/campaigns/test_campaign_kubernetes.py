@@ -15,7 +15,7 @@ from kubernetes import client, config
 from faultkit.campaigns.state import VERDICTS
 from tests.helpers.cli import cli_env
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"

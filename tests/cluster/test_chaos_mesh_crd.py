@@ -22,7 +22,7 @@ from faultkit.catalog.chaos_mesh import API_VERSION, chaos_mesh
 from faultkit.commands.release_cmds import custody
 from faultkit.workspace import Workspace
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = Workspace(root=REPO, state_dir=REPO / ".faultkit")

@@ -11,7 +11,7 @@ from kubernetes import client, utils
 
 from .conftest import wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 VERSION = "v1.34.4"
 

@@ -20,7 +20,7 @@ from faultkit.images.records import ImageBuild
 from faultkit.images.service import build_service
 from faultkit.workspace import Workspace
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 FAULT = "minishop-code-checkout-shipping-quote"
 

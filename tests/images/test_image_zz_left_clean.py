@@ -9,7 +9,7 @@ import pytest
 
 from faultkit.images.records import ImageBuild
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _ancestors(c: Any, image_id: str) -> list[str]:

@@ -49,9 +49,11 @@ def _open(name: str, ws: Workspace) -> Platform:
                               loader=f"{CLUSTER} load")
 
 
-# local and kubernetes start real apps (the live tier); the fake is in the fast tier
+# local and kubernetes start real apps (the live tier; kubernetes on the machine's one cluster, so
+# exclusive); the fake is in the fast tier
 @pytest.fixture(scope="module", params=[pytest.param("local", marks=pytest.mark.live),
-                                        pytest.param("kubernetes", marks=pytest.mark.live), "fake"])
+                                        pytest.param("kubernetes", marks=[pytest.mark.live, pytest.mark.exclusive]),
+                                        "fake"])
 def platform(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     ws = Workspace(root=REPO, state_dir=tmp_path_factory.mktemp(f"contract-{request.param}"))
     p = _open(request.param, ws)

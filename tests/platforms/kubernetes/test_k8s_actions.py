@@ -27,7 +27,7 @@ from faultkit.validators.app_changes import ActionChange
 from tests.platforms.kubernetes import node_view as node
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _clean(shop: KubernetesPlatform, service: str, rules_before: str) -> None:

@@ -36,7 +36,7 @@ def faultkit(shop: KubernetesPlatform, *args: str) -> subprocess.CompletedProces
     return run_cli(*args, cwd=REPO, env=env, timeout=900)
 
 
-pytestmark = [SAMPLE_LONG, pytest.mark.live]
+pytestmark = [SAMPLE_LONG, pytest.mark.live, pytest.mark.exclusive]
 
 
 @pytest.mark.parametrize("fault_id", [f for pair in SAMPLE.values() for f in pair])

@@ -13,7 +13,7 @@ from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _foreign(core: client.CoreV1Api, apps: client.AppsV1Api) -> str:

@@ -13,7 +13,7 @@ from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.platforms.kubernetes.k8s_support import wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _pod(shop: KubernetesPlatform, service: str) -> str:

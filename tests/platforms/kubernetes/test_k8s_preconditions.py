@@ -15,7 +15,7 @@ from faultkit.apps.descriptor import load_app
 from faultkit.errors import PlatformError
 from tests.platforms.kubernetes.k8s_support import new_platform, ns_name
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO, ns_name, wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 SERVICES = ("frontend", "cart", "checkout")
 

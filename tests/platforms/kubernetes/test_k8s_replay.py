@@ -20,7 +20,7 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def faultkit(shop: KubernetesPlatform, *args: str) -> subprocess.CompletedProcess[str]:

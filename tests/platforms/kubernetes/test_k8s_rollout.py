@@ -17,7 +17,7 @@ from faultkit.platforms.kubernetes import KubernetesPlatform, objects
 from faultkit.platforms.kubernetes.completion import rollout_progress
 from tests.platforms.kubernetes import recording
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _images(shop: KubernetesPlatform, ns: str, apps: client.AppsV1Api, name: str) -> str:

@@ -8,7 +8,7 @@ from kubernetes import client
 from faultkit.errors import InputError, NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def _env(apps: client.AppsV1Api, ns: str, name: str) -> list[tuple[str, str]]:

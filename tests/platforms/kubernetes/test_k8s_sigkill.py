@@ -26,7 +26,7 @@ from faultkit.platforms.kubernetes import KubernetesPlatform
 from tests.helpers.cli import FAULTKIT, cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 CODE = "minishop-code-checkout-shipping-quote"
 CONFIG = "minishop-checkout-env-payment-addr-port"

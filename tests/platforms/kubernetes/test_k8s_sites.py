@@ -33,7 +33,7 @@ FAULT = "minishop-checkout-env-payment-addr-port"
 # side met 21-32% in CI) is not what these tests are about
 LENIENT = Limits(max_load_per_core=1000.0, max_lag_intervals=1000.0, max_steal=1.0)
 # two shops on a shared node: bringing both up may take many minutes on a loaded machine
-pytestmark = [pytest.mark.timeout(1800), pytest.mark.live]
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.live, pytest.mark.exclusive]
 SITES = [{"name": "site-a", "zone": "zone-a", "role": "active"},
          {"name": "site-b", "zone": "zone-b", "role": "standby"}]
 

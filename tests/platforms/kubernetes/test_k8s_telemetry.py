@@ -34,7 +34,7 @@ from faultkit.platforms.kubernetes.metrics import pod_requests
 from tests.helpers.cli import cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 TELEMETRY = REPO / "tools" / "telemetry" / "telemetry"
 STACK = "telemetry"

@@ -14,7 +14,7 @@ from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
 from tests.helpers.retrying import validate
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 FAULT = "minishop-checkout-env-payment-addr-port"
 

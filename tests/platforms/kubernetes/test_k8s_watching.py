@@ -12,7 +12,7 @@ from faultkit.platforms.kubernetes import watching
 from faultkit.platforms.kubernetes.connection import Connection
 from tests.platforms.kubernetes.k8s_support import ns_name
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
 def test_a_wait_ends_on_the_event_and_only_then(kubeconfig: str, core: client.CoreV1Api) -> None:
