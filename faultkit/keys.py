@@ -150,7 +150,7 @@ def trusted(root: Path | None, files: Iterable[Path] = ()) -> frozenset[str] | N
     return _with(files, _listed(_toml(root), CONFIG_FILE, key_file if root is not None else None))
 
 
-def _committed(root: Path, revision: str, name: str) -> str | None:
+def committed_text(root: Path, revision: str, name: str) -> str | None:
     """The text of `name` (relative to the workspace) as committed at `revision`; None when absent."""
     rel = PurePosixPath(name)
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
@@ -172,12 +172,12 @@ def trusted_at(root: Path, revision: str, files: Iterable[Path] = ()) -> frozens
     where = f"{revision}:{CONFIG_FILE}"
 
     def key_file(item: str) -> Ed25519PublicKey:
-        text = _committed(root, revision, item)
+        text = committed_text(root, revision, item)
         if text is None:
             raise InputError(f"{where}: trust.keys names {item!r}, which {revision} does not hold")
         return public_from_text(text, f"{revision}:{item}")
 
-    text = _committed(root, revision, CONFIG_FILE)
+    text = committed_text(root, revision, CONFIG_FILE)
     return _with(files, _listed(parse_toml(text, where), where, key_file) if text is not None else None)
 
 

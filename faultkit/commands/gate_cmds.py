@@ -42,6 +42,9 @@ from faultkit.platforms import DEFAULT
                    "(default: validate's).")
 @click.option("--rollout-timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="When validating: seconds a change's rollout may take before it counts as not ready.")
+@click.option("--alerts", default="", envvar="FAULTKIT_ALERTS", metavar="URL",
+              help="When validating: a Prometheus that evaluates the app's alert pack, as for validate. Needed "
+                   "when REF's faultkit.toml asks alert-raised to decide ([validate] alert_raised = true).")
 @click.option("--no-cache", is_flag=True, help="Lint afresh, neither reading nor writing .faultkit_cache/.")
 @platform_options(help="Where the app runs when validating.")
 @click.option("--accept-privileged", is_flag=True,
@@ -52,8 +55,8 @@ from faultkit.platforms import DEFAULT
                    "$FAULTKIT_TRUST_CONFIG, else faultkit.toml and keys/ as committed at REF).")
 @json_option
 def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window: str, stability: str,
-             repeat: int, max_load: float | None, rollout_timeout: float, no_cache: bool, platform: PlatformChoice,
-             accept_privileged: bool, trust_config: Path | None, as_json: bool) -> int:
+             repeat: int, max_load: float | None, rollout_timeout: float, alerts: str, no_cache: bool,
+             platform: PlatformChoice, accept_privileged: bool, trust_config: Path | None, as_json: bool) -> int:
     """Lint (and with --validate, validate) the entries and patches changed since REF.
 
     Compares merge-base(REF, HEAD)..HEAD and refuses a dirty working tree. Changed patches bring
@@ -69,10 +72,13 @@ def gate_cmd(base: str, junit: Path | None, github: bool, validate: bool, window
     validator = None
     if validate:  # validate_cmds pulls in the validator and the samplers: only when they will run
         from faultkit.commands.validate_cmds import seconds
+        from faultkit.validators.alert_rule import required
 
         second = None if stability == "none" else seconds(window if stability == "same" else stability)
+        # whether alert-raised decides is REF's to say, as the trust anchors are, never the pull request's
         validator = find_validator(seconds(window), platform=platform.name or DEFAULT, repeat=repeat, max_load=max_load,
-                                   rollout_timeout_s=rollout_timeout, stability_s=second, options=platform.options)
+                                   rollout_timeout_s=rollout_timeout, stability_s=second, options=platform.options,
+                                   alerts=alerts, alert_raised=required(ws.root, base))
     result = run_gate(ws, base, validator, None if no_cache else Store.default(ws), EVIDENCE_RULES,
                       accept_privileged, trust_config)
     if junit:

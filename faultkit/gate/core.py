@@ -79,11 +79,13 @@ class GateResult:
 
 def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: str = DEFAULT,
                    repeat: int = 2, max_load: float | None = None, rollout_timeout_s: float = 60.0,
-                   stability_s: float | None = None, options: PlatformOptions | None = None) -> Validator:
+                   stability_s: float | None = None, options: PlatformOptions | None = None, alerts: str = "",
+                   alert_raised: bool = False) -> Validator:
     """The admission protocol on the platform that runs the app, as the gate's Validator, opened with
     the options the gate was given (None: the platform's defaults). With `stability_s`, a first
     verdict that admits is checked by a second run at that window, as `validate --stability` does:
-    admitted twice is admitted, admitted once is flaky."""
+    admitted twice is admitted, admitted once is flaky. `alerts` and `alert_raised` are validate's
+    (--alerts, and whether the base revision's faultkit.toml asks alert-raised to decide)."""
     from faultkit.observe.load import Limits, Overloaded
     from faultkit.platforms import open_platform
     from faultkit.validators.pipeline import ValidationParams, validate
@@ -91,7 +93,8 @@ def find_validator(window_s: float = 20.0, interval_s: float = 2.0, platform: st
     limits = Limits() if max_load is None else Limits(max_load_per_core=max_load)
 
     params = ValidationParams(window_s=window_s, interval_s=interval_s, repeat=repeat,
-                              rollout_timeout_s=rollout_timeout_s, limits=limits)
+                              rollout_timeout_s=rollout_timeout_s, limits=limits, alerts=alerts,
+                              alert_raised=alert_raised)
 
     def once(workspace: Workspace, entry: Entry, window_s: float) -> Mapping[str, Any]:
         # a run that measured the machine (a runner's CPU steal, say) is an error to retry, as a

@@ -16,19 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import InputError
-from faultkit.keys import CONFIG_FILE
+from faultkit.keys import CONFIG_FILE, committed_text
 from faultkit.observe.window import Window
-from faultkit.tomlio import load_toml, table
+from faultkit.tomlio import load_toml, parse_toml, table
 from faultkit.validators.screening import Rule
 
 RULE = "alert-raised"
 
 
-def required(root: Path) -> bool:
-    """Whether the catalog at `root` asks `alert-raised` to decide admission (default: no)."""
-    value = table(load_toml(root / CONFIG_FILE), "validate", CONFIG_FILE).get("alert_raised", False)
+def required(root: Path, revision: str | None = None) -> bool:
+    """Whether the catalog at `root` asks `alert-raised` to decide admission (default: no); with
+    `revision`, as faultkit.toml is committed there (the gate's base: a pull request cannot turn it off)."""
+    where = CONFIG_FILE if revision is None else f"{revision}:{CONFIG_FILE}"
+    if revision is None:
+        config = load_toml(root / CONFIG_FILE)
+    else:
+        text = committed_text(root, revision, CONFIG_FILE)
+        config = parse_toml(text, where) if text is not None else {}
+    value = table(config, "validate", where).get("alert_raised", False)
     if not isinstance(value, bool):
-        raise InputError(f"{CONFIG_FILE}: validate.alert_raised must be true or false, found {value!r}")
+        raise InputError(f"{where}: validate.alert_raised must be true or false, found {value!r}")
     return value
 
 
@@ -36,16 +43,22 @@ def decides(inputs: Mapping[str, Any]) -> bool:
     return inputs["params"].get("alert_raised") is True
 
 
-def _fired(window: Window) -> set[str]:
+def fired(window: Window) -> set[str]:
+    """Every alert that fired in the window, as `name{label=value, ...}` (the name alone without labels)."""
     return {a["alert"] + ("{" + ", ".join(f"{k}={v}" for k, v in sorted(a["labels"].items())) + "}"
                           if a["labels"] else "")
             for a in window["alerts"]["alerts"] if a["state"] == "firing"}
 
 
+def raised(before: Window, after: Window) -> list[str]:
+    """The alerts that fired in the after window and not in the before window."""
+    return sorted(fired(after) - fired(before))
+
+
 def alert_raised(before: Window, after: Window) -> list[Rule]:
     if "alerts" not in before or "alerts" not in after:
         return []
-    new = sorted(_fired(after) - _fired(before))
+    new = raised(before, after)
     read = after["alerts"]
     if new:
         detail = f"firing in the after window, not in the before window: {', '.join(new)}"

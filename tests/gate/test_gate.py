@@ -202,3 +202,24 @@ def test_validate_takes_the_platforms_options_and_opens_the_platform_with_them(w
     validator = find_validator(5, platform="local", options=KubernetesOptions(kubeconfig=str(tmp_path / "k")))
     with pytest.raises(UsageError, match="options of the kubernetes platform given for the local platform"):
         validator(ws, entry)
+
+
+def test_whether_alert_raised_decides_is_read_from_the_base_not_the_pull_request(ws, repo, cli):
+    """REF's faultkit.toml asks alert-raised to decide: a pull request that turns it off still needs
+    --alerts; one that turns it on where REF does not is not held to it (issue 31)."""
+    config_file = ws.root / "faultkit.toml"
+    config_file.write_text("[validate]\nalert_raised = true\n")
+    commit(repo, "the catalog asks alert-raised to decide")
+    config_file.write_text("[validate]\nalert_raised = false\n")
+    write_entry(ws, config(4))
+    commit(repo)
+    proc = cli("gate", "--base", "HEAD~1", "--validate", "--window", "5s", "--json", check=1)
+    (case,) = json.loads(proc.stdout)["cases"]
+    assert case["passed"] is False and case["validation"] == "error", case
+    assert "alert_raised = true" in proc.stdout and "--alerts URL" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    config_file.write_text("[validate]\nalert_raised = true\n")
+    write_entry(ws, config(5))
+    commit(repo)  # REF (HEAD~1) said false
+    proc = cli("gate", "--base", "HEAD~1", "--validate", "--window", "5s", check=1)
+    assert "the local platform is not up" in proc.stdout, proc.stdout + proc.stderr
