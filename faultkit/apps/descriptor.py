@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,18 @@ def load_app(workspace: Workspace, name: str) -> AppDescriptor:
             f"known: {', '.join(app_names(workspace)) or 'none'}"
         )
     return load_descriptor(path)
+
+
+ALERT_PACK = "alerts.yaml"  # the app's rule pack in Prometheus' rule-file format, beside its app.yaml
+
+
+def alert_pack_digest(workspace: Workspace, name: str) -> str | None:
+    """The digest of the app's alert pack (its bytes), or None when it has none; the release records it,
+    as the pack is versioned with the release."""
+    path = workspace.apps_dir / name / ALERT_PACK
+    if not path.is_file() or path.is_symlink():
+        return None
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def load_descriptor(path: Path) -> AppDescriptor:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.apps.descriptor import AppDescriptor, alert_pack_digest, load_app
 from faultkit.bundles import LABELS, check_trusted, dumps, read_bytes, read_json, read_object, verify_bundle
 from faultkit.catalog.bindings import KINDS, bindings, block_mismatches, bound, mismatches
 from faultkit.catalog.lint import discover, lint, load_entry_file
@@ -96,9 +96,7 @@ def verdict_state(workspace: Workspace, entry: Entry) -> State:
     if entry.code:
         current = read_patch(safe_path(workspace.root, entry.code.patch, "code.patch")).digest
         if v.patch_digest != current:
-            return State(
-                "stale-patch", f"{entry.code.patch} changed after the verdict; validate it again"
-            )
+            return State("stale-patch", f"{entry.code.patch} changed after the verdict; validate it again")
     return State("admitted")
 
 
@@ -228,9 +226,7 @@ def admitted(workspace: Workspace, custody: Custody) -> tuple[list[tuple[Entry, 
     for c in candidates(workspace):
         if c.entry is None or c.errors:
             ident = c.entry.id if c.entry else Path(c.file).stem
-            excluded.append(
-                {"id": ident, "reason": "invalid", "detail": f"{c.file}: {c.errors[0]}"}
-            )
+            excluded.append({"id": ident, "reason": "invalid", "detail": f"{c.file}: {c.errors[0]}"})
             continue
         state = verdict_state(workspace, c.entry)
         if state.status != "admitted":
@@ -303,9 +299,7 @@ def counts(entries: list[Entry], apps: dict[str, AppDescriptor]) -> dict[str, An
 
 def default_version(entries: list[Entry], body_digest: str) -> str:
     """`<date of the newest verdict>.<8 hex of the content>`: same content, same version."""
-    dates = sorted(
-        re.sub(r"\D", "", (e.validation.at if e.validation else ""))[:8] for e in entries
-    )
+    dates = sorted(re.sub(r"\D", "", (e.validation.at if e.validation else ""))[:8] for e in entries)
     day = dates[-1] if dates and len(dates[-1]) == 8 else "00000000"
     return f"{day[:4]}.{day[4:6]}.{day[6:]}-{body_digest.removeprefix('sha256:')[:8]}"
 
@@ -313,15 +307,13 @@ def default_version(entries: list[Entry], body_digest: str) -> str:
 def build_release(workspace: Workspace, custody: Custody, version: str | None = None) -> dict[str, Any]:
     """The release as data, its digest computed; nothing is written."""
     if version is not None and (not VERSION_RE.fullmatch(version) or ".." in version):
-        raise UsageError(
-            f"--version {version!r}: use letters, digits and . + _ - (it names the file)"
-        )
+        raise UsageError(f"--version {version!r}: use letters, digits and . + _ - (it names the file)")
     included, excluded = admitted(workspace, custody)
     entries = [e for e, _, _ in included]
     apps = {name: load_app(workspace, name) for name in sorted({e.app for e in entries})}
     release: dict[str, Any] = {
         "schema": FORMAT,
-        "apps": {name: {"version": app.version} for name, app in apps.items()},
+        "apps": {name: app_record(workspace, app) for name, app in apps.items()},
         "entries": [thaw(e.raw) for e in entries],
         "aliases": {e.id: alias_row(e, apps[e.app]) for e in entries},
         "counts": counts(entries, apps),
@@ -335,9 +327,21 @@ def build_release(workspace: Workspace, custody: Custody, version: str | None = 
     found = {e.id: kinds for e, _, _ in included if (kinds := bound(workspace, e))}
     if found:
         release["bound"] = found
+    # the alerts each fault raised, from its labels, for faults validated with the pack (`validate --alerts`)
+    raised = {i: [a["alert"] for a in lab["evidence"]["alerts"]] for i, lab in release["labels"].items()
+              if "alerts" in lab["evidence"]}
+    if raised:
+        release["alerts"] = raised
     release["version"] = version or default_version(entries, _digest(release))
     release["digest"] = _digest(release)
     return release
+
+
+def app_record(workspace: Workspace, app: AppDescriptor) -> dict[str, str]:
+    """The app's version and the digest of its alert pack, when it has one: the pack is versioned with
+    the release."""
+    pack = alert_pack_digest(workspace, app.name)
+    return {"version": app.version, **({"alert_pack": pack} if pack else {})}
 
 
 def stored_labels(workspace: Workspace, entry: Entry, digest: str) -> dict[str, Any] | None:

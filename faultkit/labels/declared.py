@@ -83,8 +83,12 @@ def check_declared(entry: dict[str, Any], labels: dict[str, Any]) -> list[Eviden
     # rises first: they are what a declared "server errors of ..." usually meant
     ranked = sorted({w for _, _, w in seen}, key=lambda w: ("(up)" not in w and "probe" not in w, w))
     suggestions = "; observed instead: " + (", ".join(ranked[:4]) or "nothing moved")
+    alerts = labels["evidence"].get("alerts")
+    raised = sorted({a["alert"].split("{")[0] for a in alerts or []})  # alert names, as evidence may declare them
     out = []
     for i, text in enumerate(entry.get("evidence", {}).get("metrics", [])):
+        if any(name in text for name in raised):
+            continue
         named, kinds = _wanted(text, services)
         callers = re.search(r"callers of (\w+)", text.lower())
         if callers:  # "server errors of callers of cart": any service the chain runs through but cart
@@ -102,4 +106,21 @@ def check_declared(entry: dict[str, Any], labels: dict[str, Any]) -> list[Eviden
             hint = "; new error templates: " + (", ".join(repr(t) for t in logged[:3]) or "none")
             out.append(EvidenceFinding(f"evidence.logs[{i}]", text,
                                        f"{text!r} is in no new error log of the admitting bundle{hint}"))
+    out.extend(_alert_findings(entry.get("evidence", {}), alerts, raised))
     return out
+
+
+def _alert_findings(declared: dict[str, Any], alerts: list[dict[str, Any]] | None,
+                    raised: list[str]) -> list[EvidenceFinding]:
+    """What the agent sees is the pack's alerts: a bundle that recorded them (`validate --alerts`) and
+    raised none, or raised some the declared evidence names none of, is a finding. None: not recorded."""
+    if alerts is None:
+        return []
+    if not alerts:
+        return [EvidenceFinding("evidence", "", "the admitting bundle recorded the alert pack and no alert fired "
+                                                "that had not fired before: the agent would see no alert")]
+    words = " ".join(str(t) for kind in ("metrics", "logs", "traces") for t in declared.get(kind, []))
+    if any(name in words for name in raised):
+        return []
+    return [EvidenceFinding("evidence", "", f"names no alert that fired in the admitting bundle; raised: "
+                                            f"{', '.join(a['alert'] for a in alerts[:4])}")]

@@ -3,7 +3,9 @@
 A series moved when it moved the same way in EVERY counted cycle, by at least a factor of two and
 by at least the screening threshold's worth (4 per minute; 100 ms for latency), so one noisy
 sample cannot make key evidence. Log templates and events (restarts, OOM kills, readiness) are
-listed when they occurred in an after window, with the cycles they occurred in.
+listed when they occurred in an after window, with the cycles they occurred in. Alerts of the app's
+pack (bundles of `validate --alerts` only) are listed when one fired in an after window and not in
+its before window, with the cycles it was raised in.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from faultkit.labels import measure as m
 from faultkit.labels.legacy_counter import REQUESTS_SERIES
 from faultkit.validators import screening as sc
+from faultkit.validators.alert_rule import raised
 
 MIN_RATE_CHANGE = sc.ERRORS_PER_MIN  # per minute
 MIN_LATENCY_CHANGE_MS = 100.0
@@ -123,10 +126,24 @@ def event_evidence(cycles: list[Cycle]) -> list[dict[str, Any]]:
     return out
 
 
+def alert_evidence(cycles: list[Cycle]) -> list[dict[str, Any]] | None:
+    """Every alert raised in a counted cycle (firing after, not before), with the cycles it was raised
+    in; None when a window recorded no alerts (a bundle made without `--alerts`)."""
+    if not cycles or not all("alerts" in w for c in cycles for w in (c.before, c.after)):
+        return None
+    per_cycle = [(c.index, set(raised(c.before, c.after))) for c in cycles]
+    names = sorted(set().union(*(found for _, found in per_cycle)))
+    return [{"alert": name, "cycles": [i for i, found in per_cycle if name in found]} for name in names]
+
+
 def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, version: int = 3,
                  probe_service: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    return {
+    evidence = {
         "metrics": metric_evidence(cycles, probe_route, entry_service, version, probe_service),
         "logs": log_evidence(cycles, version),
         "events": event_evidence(cycles),
     }
+    alerts = alert_evidence(cycles)
+    if alerts is not None:  # absent for bundles without alerts, so their labels keep their bytes
+        evidence["alerts"] = alerts
+    return evidence
