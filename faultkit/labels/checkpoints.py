@@ -75,18 +75,31 @@ def holds(cp: dict[str, Any], value: float) -> bool:
     return {">=": value >= v, "<=": value <= v, ">": value > v, "<": value < v}[cp["comparator"]]
 
 
-def for_series(series: dict[str, Any]) -> dict[str, Any] | None:
-    """The checkpoint of one moved metric series, or None when no round value separates the windows."""
+def for_series(series: dict[str, Any], modality: str = "metric") -> dict[str, Any] | None:
+    """The checkpoint of one moved series (a metric's, or an operation's spans with modality
+    "trace"), or None when no round value separates the windows."""
     before = [c["before"] for c in series["cycles"]]
     after = [c["after"] for c in series["cycles"]]
-    labels = ",".join(f'{k}="{series[k]}"' for k in ("service", "route", "status") if k in series)
+    keys = ("service", "route", "status", "operation", "kind")
+    labels = ",".join(f'{k}="{series[k]}"' for k in keys if k in series)
     signal = f"{series['metric']}{{{labels}}}"
     observed = [{"cycle": c["cycle"], "before": c["before"], "after": c["after"]} for c in series["cycles"]]
     if series["direction"] == "up":
         v = rise_value(before, after)
-        return checkpoint(signal, ">=", v, series["unit"], observed, "metric") if v is not None else None
+        return checkpoint(signal, ">=", v, series["unit"], observed, modality) if v is not None else None
     v = fall_value(before, after)
-    return checkpoint(signal, "<=", v, series["unit"], observed, "metric") if v is not None else None
+    return checkpoint(signal, "<=", v, series["unit"], observed, modality) if v is not None else None
+
+
+def for_failing_path(path: dict[str, Any]) -> dict[str, Any] | None:
+    """Failing traces along one observed path, when every counted cycle had some."""
+    counts = [float(c["traces"]) for c in path["cycles"]]
+    v = rise_value([0.0], counts) if all(counts) else None
+    if v is None:
+        return None
+    observed = [{"cycle": c["cycle"], "before": 0, "after": c["traces"]} for c in path["cycles"]]
+    signal = f'failing_traces{{path="{" > ".join(path["path"])}"}}'
+    return checkpoint(signal, ">=", v, "traces", observed, "trace")
 
 
 def for_template(item: dict[str, Any]) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.bundles import LABELS, dumps, read_json, read_object, read_verdict, verify_bundle
 from faultkit.errors import InputError
-from faultkit.labels.chain import causal_chain, probe_route
+from faultkit.labels.chain import causal_chain, observed_path, probe_route
 from faultkit.labels.key_evidence import counted_cycles, key_evidence
 from faultkit.observe.window import Window
 from faultkit.validators import screening as sc
@@ -36,7 +36,10 @@ def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Wi
                             sc.probed_service(entry))
     chain = causal_chain(entry, app, cycles, evidence)
     points = [c for step in chain for c in step["checkpoints"]]
-    return {
+    # the trace modality, and where the chain came from, only for bundles with spans: the labels of
+    # every other bundle keep their bytes
+    modalities = ("metric", "log", "event", "trace") if "traces" in evidence else ("metric", "log", "event")
+    labels = {
         "schema": FORMAT,
         "fault": entry["id"],
         "bundle": bundle_digest,
@@ -45,9 +48,12 @@ def derive(inputs: dict[str, Any], stages: dict[str, Any], windows: dict[str, Wi
         "chain": chain,
         "counts": {
             "checkpoints": len(points),
-            "by_modality": {k: sum(c["modality"] == k for c in points) for k in ("metric", "log", "event")},
+            "by_modality": {k: sum(c["modality"] == k for c in points) for k in modalities},
         },
     }
+    if "traces" in evidence:
+        labels["chain_from"] = "traces" if observed_path(app, cycles, evidence) else "graph"
+    return labels
 
 
 def label_bundle(folder: Path, app: AppDescriptor) -> dict[str, Any]:

@@ -5,7 +5,9 @@ by at least the screening threshold's worth (4 per minute; 100 ms for latency), 
 sample cannot make key evidence. Log templates and events (restarts, OOM kills, readiness) are
 listed when they occurred in an after window, with the cycles they occurred in. Alerts of the app's
 pack (bundles of `validate --alerts` only) are listed when one fired in an after window and not in
-its before window, with the cycles it was raised in.
+its before window, with the cycles it was raised in. Spans (bundles of `validate --jaeger` only) give
+operations whose error spans per minute or p95 latency moved in every counted cycle, by the same
+margins, and the failing requests' paths that no before window showed.
 """
 
 from __future__ import annotations
@@ -136,9 +138,51 @@ def alert_evidence(cycles: list[Cycle]) -> list[dict[str, Any]] | None:
     return [{"alert": name, "cycles": [i for i, found in per_cycle if name in found]} for name in names]
 
 
+def trace_evidence(cycles: list[Cycle]) -> dict[str, list[dict[str, Any]]] | None:
+    """Operations whose error spans per minute or p95 latency moved in every counted cycle, and the
+    failing paths new in each cycle's after window; None unless every counted window holds a trace
+    summary (a bundle made without `--jaeger`, or a window Jaeger could not answer for)."""
+    summaries: list[tuple[Cycle, Any, Any]] = [(c, c.before.get("traces"), c.after.get("traces")) for c in cycles]
+    if not summaries or any(not b or not a or "error" in b or "error" in a for _, b, a in summaries):
+        return None
+    rows = [(c.index, c.before, c.after, _ops(b), _ops(a)) for c, b, a in summaries]
+    keys = sorted({k for *_, after in rows for k in after})
+    operations = []
+    for key in keys:
+        # an operation the before window did not run has no errors and no latency there yet
+        errors = [(i, round(bo.get(key, {}).get("errors", 0) / sc.minutes(bw), 3),
+                   round(ao.get(key, {}).get("errors", 0) / sc.minutes(aw), 3)) for i, bw, aw, bo, ao in rows]
+        latency = [(i, bo[key]["p95_ms"], ao[key]["p95_ms"]) for i, _, _, bo, ao in rows if key in bo and key in ao]
+        labels = dict(zip(("service", "operation", "kind"), key, strict=True))
+        for name, unit, pairs, least in (("error_spans", "1/min", errors, MIN_RATE_CHANGE),
+                                         ("span_p95_ms", "ms", latency, MIN_LATENCY_CHANGE_MS)):
+            direction = moved([(b, a) for _, b, a in pairs], least) if len(pairs) == len(rows) else None
+            if direction:
+                operations.append(_series(name, labels, unit, pairs, direction))
+    return {"operations": operations, "failing": _new_failing_paths(summaries)}
+
+
+def _ops(summary: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(o["service"], o["operation"], o["kind"]): o for o in summary["operations"]}
+
+
+def _new_failing_paths(summaries: list[tuple[Cycle, Any, Any]]) -> list[dict[str, Any]]:
+    """Failing paths of the after windows that their cycle's before window did not show, with the
+    failing traces of each cycle, the most frequent first."""
+    per_cycle = []
+    for c, before, after in summaries:
+        old = {tuple(f["path"]) for f in before["failing"]}
+        per_cycle.append((c.index, {tuple(f["path"]): f["traces"] for f in after["failing"]
+                                    if tuple(f["path"]) not in old}))
+    paths = {p for _, found in per_cycle for p in found}
+    out = [{"path": list(p), "cycles": [{"cycle": i, "traces": found.get(p, 0)} for i, found in per_cycle]}
+           for p in paths]
+    return sorted(out, key=lambda f: (-sum(c["traces"] for c in f["cycles"]), f["path"]))
+
+
 def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, version: int = 3,
-                 probe_service: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    evidence = {
+                 probe_service: str | None = None) -> dict[str, Any]:
+    evidence: dict[str, Any] = {
         "metrics": metric_evidence(cycles, probe_route, entry_service, version, probe_service),
         "logs": log_evidence(cycles, version),
         "events": event_evidence(cycles),
@@ -146,4 +190,7 @@ def key_evidence(cycles: list[Cycle], probe_route: str, entry_service: str, vers
     alerts = alert_evidence(cycles)
     if alerts is not None:  # absent for bundles without alerts, so their labels keep their bytes
         evidence["alerts"] = alerts
+    traces = trace_evidence(cycles)
+    if traces is not None:  # likewise absent for bundles without spans
+        evidence["traces"] = traces
     return evidence

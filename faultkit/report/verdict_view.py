@@ -74,8 +74,12 @@ def chain_view(labels: dict[str, Any] | None) -> str:
         head = f"{escape(step['role'])}: {escape(step['service'])}"
         if "artifact" in step:
             head += f" · {escape(step['artifact']['kind'])} {escape(step['artifact']['ref'])}"
+        if "target" in step:
+            head += f" · the fault's target: {escape(step['target'])}"
         if "probe" in step:
             head += f" · probe {escape(step['probe'])}"
+        path = "" if "path" not in step else "<div class='muted fk-path'>failing requests' path: " \
+            + " &rarr; ".join(f"<code>{escape(s)}</code>" for s in step["path"]) + "</div>"
         rows = "".join(
             f"<tr class='checkpoint' data-role='{escape(step['role'])}'><td class='l'><code>{escape(c['signal'])}"
             f"</code></td><td>{escape(c['comparator'])} {c['value']:g} {escape(c['unit'])}</td>"
@@ -84,8 +88,10 @@ def chain_view(labels: dict[str, Any] | None) -> str:
             + "</td></tr>"
             for c in step["checkpoints"]
         ) or "<tr><td class='l muted' colspan='4'>nothing measured moved here in every cycle</td></tr>"
-        steps.append(f"<li><b>{head}</b><table><tr><th class='l'>signal</th><th>checkpoint</th><th>window</th>"
+        steps.append(f"<li><b>{head}</b>{path}<table><tr><th class='l'>signal</th><th>checkpoint</th><th>window</th>"
                      f"<th class='l'>observed</th></tr>{rows}</table></li>")
     n = labels["counts"]["checkpoints"]
-    return (f"<h3>Causal chain ({n} checkpoints, each held in every counted cycle)</h3>"
+    source = {"traces": ", read from observed call paths", "graph": ", from the declared graph (the spans showed "
+              "no path)"}.get(labels.get("chain_from", ""), "")
+    return (f"<h3>Causal chain ({n} checkpoints, each held in every counted cycle{source})</h3>"
             f"<ol id='fk-chain'>{''.join(steps)}</ol>")

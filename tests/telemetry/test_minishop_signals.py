@@ -180,3 +180,31 @@ def test_validate_records_each_windows_spans_and_the_failing_calls(telemetry_sta
     assert client_errors > 0, after["operations"]
     judged = run_cli("judge", str(bundle), cwd=ws.root, env=shop.env_for(ws))
     assert judged.returncode == 0, judged.stdout + judged.stderr
+
+
+def test_a_code_fault_in_payment_is_traced_to_payment_as_the_cause(telemetry_stack: Stack,
+                                                                    minishop: LocalPlatform) -> None:
+    """A code fault in payment, probed at the frontend, validated with `--jaeger`: the labels'
+    causal chain is read from the failing requests' spans (not from the declared graph) and names
+    payment as the cause, checkout as the propagation, with checkpoints measured from spans."""
+    import json
+
+    from tests.helpers import retrying
+    from tests.helpers.cli import run_cli
+
+    ws = minishop.workspace
+    fault = shop.from_catalog(ws, "minishop-code-payment-charge-limits")
+    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
+                                        "--interval", "1s", "--jaeger", telemetry_stack.jaeger, "--no-record",
+                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=900))
+    assert done.stdout, done.stderr[-2000:]
+    verdict = json.loads(done.stdout)
+    assert verdict["status"] == "admitted" and done.returncode == 0, verdict["summary"]
+    labels = json.loads((ws.root / verdict["bundle"] / "labels.json").read_text())
+    assert labels["chain_from"] == "traces", labels["chain"]
+    steps = [(s["role"], s["service"]) for s in labels["chain"]]
+    assert steps == [("cause", "payment"), ("propagation", "checkout"), ("impact", "frontend")], steps
+    cause = labels["chain"][0]
+    assert cause["path"][-1].startswith("payment ") and "target" not in cause, cause
+    assert any(c["modality"] == "trace" for c in cause["checkpoints"]), cause["checkpoints"]
+    assert labels["counts"]["by_modality"]["trace"] > 0
