@@ -49,13 +49,13 @@ from faultkit.workspace import Workspace
               help="When admitted, validate again at this window length (or `same`: an independent run) and "
                    "record that verdict beside the first; admitted once and not twice is flaky.")
 @click.option("--jaeger", default="", envvar="FAULTKIT_JAEGER", metavar="URL",
-              help="Jaeger's query URL: each window records its spans (operations, calls, failing paths) as "
-                   "evidence; no rule reads them. Default: $FAULTKIT_JAEGER, else the descriptor's "
-                   "signals.traces.jaeger, else none.")
+              help="Jaeger's query URL (on kubernetes also k8s://NAMESPACE/SERVICE:PORT): each window records "
+                   "its spans (operations, calls, failing paths) as evidence; no rule reads them. Default: "
+                   "$FAULTKIT_JAEGER, else the descriptor's signals.traces.jaeger, else none.")
 @click.option("--alerts", default="", envvar="FAULTKIT_ALERTS", metavar="URL",
-              help="A Prometheus that evaluates the app's alert pack (apps/<app>/alerts.yaml): each window records "
-                   "the alerts pending or firing in it, and the verdict reports alert-raised. "
-                   "Default: $FAULTKIT_ALERTS, else none.")
+              help="A Prometheus that evaluates the app's alert pack (apps/<app>/alerts.yaml), a URL or on "
+                   "kubernetes k8s://NAMESPACE/SERVICE:PORT: each window records the alerts pending or firing in "
+                   "it, and the verdict reports alert-raised. Default: $FAULTKIT_ALERTS, else none.")
 @platform_options()
 @json_option
 def validate_cmd(fault_id: str, window: str, interval: str, repeat: int, evidence: Path | None,

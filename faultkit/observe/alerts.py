@@ -35,16 +35,16 @@ class AlertRecord(TypedDict):
 
 
 class WindowAlerts(TypedDict):
-    source: str  # the Prometheus URL
+    source: str  # the Prometheus URL, as the user gave it
     polls: int
     failed_polls: int
     error: NotRequired[str]  # the last failed poll's reason
     alerts: list[AlertRecord]  # sorted by name and labels
 
 
-def check_url(url: str, option: str = "--alerts") -> str:
+def check_url(url: str, option: str = "--alerts", in_cluster: bool = False) -> str:
     """The Prometheus URL without a trailing slash, or a UsageError that names the option."""
-    return query_url.check_url(url, option, "a Prometheus", "a Prometheus")
+    return query_url.check_url(url, option, "a Prometheus", "a Prometheus", in_cluster)
 
 
 def active_alerts(url: str) -> list[dict[str, Any]]:
@@ -71,8 +71,9 @@ class AlertWatch:
     """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window. Polls may
     overlap (the sampler sends each beside its sample), so what they record is kept under a lock."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, name: str = "") -> None:
         self.url = check_url(url)
+        self.name = name or self.url  # as the user gave it (a k8s:// Service is read through a forward)
         self.lock = threading.Lock()
         self._reset()
 
@@ -112,7 +113,7 @@ class AlertWatch:
 
     def take(self) -> WindowAlerts:
         with self.lock:
-            out: WindowAlerts = {"source": self.url, "polls": self.polls, "failed_polls": self.failed,
+            out: WindowAlerts = {"source": self.name, "polls": self.polls, "failed_polls": self.failed,
                                  "alerts": [self.seen[k] for k in sorted(self.seen)]}
             if self.error:
                 out["error"] = self.error

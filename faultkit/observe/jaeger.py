@@ -44,9 +44,9 @@ class Span:
     peer: str  # the callee a client span names ("host" or "host:port"); "" when it names none
 
 
-def check_url(url: str, option: str = "--jaeger") -> str:
+def check_url(url: str, option: str = "--jaeger", in_cluster: bool = False) -> str:
     """The Jaeger query URL without a trailing slash, or a UsageError that names the option."""
-    return query_url.check_url(url, option, "Jaeger's query service", "a Jaeger")
+    return query_url.check_url(url, option, "Jaeger's query service", "a Jaeger", in_cluster)
 
 
 def get_data(url: str, path: str, params: dict[str, Any] | None = None) -> Any:

@@ -149,6 +149,11 @@ class Platform(Protocol):
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address on this machine (its first port), by instance id: its /metrics."""
         ...
+    def query_address(self, url: str, option: str = "the URL") -> str:
+        """The address on this machine of a query service the user named (a Prometheus, a Jaeger):
+        an http(s) URL as given; `k8s://NAMESPACE/SERVICE:PORT` reached through the kubernetes API
+        server by the platform that has one (a UsageError on the others). Open until `close`/`down`."""
+        ...
     def other_sites(self) -> Mapping[str, Platform]:
         """A two-site app's other sites by name (observed by the validator, never changed); {} for one site."""
         ...

@@ -35,9 +35,9 @@ class ValidationParams:
         if self.repeat < 1:
             raise UsageError(f"--repeat {self.repeat}: at least one injection is needed")
         if self.jaeger:
-            check_url(self.jaeger)
+            check_url(self.jaeger, in_cluster=True)
         if self.alerts:
-            alert_source.check_url(self.alerts)
+            alert_source.check_url(self.alerts, in_cluster=True)
         elif self.alert_raised:
             raise UsageError("faultkit.toml asks alert-raised to decide admission ([validate] alert_raised = true): "
                              "give --alerts URL of a Prometheus that evaluates the app's alert pack")

@@ -59,14 +59,17 @@ def check_platform(platform: Platform, entry: Entry) -> None:
         )
 
 
-def trace_windows(params: ValidationParams, app: AppDescriptor) -> TraceWindows | None:
+def trace_windows(params: ValidationParams, app: AppDescriptor, platform: Platform) -> TraceWindows | None:
     """Where each window's spans are read: --jaeger (or FAULTKIT_JAEGER), else the descriptor's
-    signals.traces.jaeger; None, and windows without `traces`, when neither names a Jaeger."""
-    if params.jaeger:
-        return TraceWindows(check_url(params.jaeger), app.observed)
-    if app.signals.traces.jaeger:
-        return TraceWindows(check_url(app.signals.traces.jaeger, f"{app.name}'s signals.traces.jaeger"), app.observed)
-    return None
+    signals.traces.jaeger, through the platform (a Service in the cluster); None, and windows
+    without `traces`, when neither names a Jaeger."""
+    given, option = params.jaeger, "--jaeger"
+    if not given and app.signals.traces.jaeger:
+        given, option = app.signals.traces.jaeger, f"{app.name}'s signals.traces.jaeger"
+    if not given:
+        return None
+    url = platform.query_address(check_url(given, option, in_cluster=True), option)
+    return TraceWindows(check_url(url, option), app.observed)
 
 
 def validate(
@@ -89,7 +92,8 @@ def validate(
     entry, report = load_fault(workspace, fault_id)
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
-    traces = trace_windows(params, app)
+    traces = trace_windows(params, app, platform)
+    alerts = AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts) if params.alerts else None
     if entry.direct:
         platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
@@ -102,7 +106,7 @@ def validate(
         bundle.write_text("patch.diff", safe_path(workspace.root, entry.code.patch, "patch").read_text("utf-8"))
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
                       continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM, traces=traces,
-                      alerts=AlertWatch(params.alerts) if params.alerts else None)
+                      alerts=alerts)
     sites = platform.other_sites()
     others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3,
                           params.rules >= SOURCES_FROM) if sites else None

@@ -30,6 +30,7 @@ from faultkit.apps.descriptor import load_app
 from faultkit.apps.sources import source_files
 from faultkit.errors import InputError, NotReady, PlatformError, Unsupported
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord, Platform, ServiceState, short_id
+from faultkit.platforms.service_url import outside_cluster
 from faultkit.workspace import Workspace
 from tests.fakes.behaviour import ActionOn, Behaviour, BuildHas, Setting
 from tests.fakes.server import Listener
@@ -136,6 +137,9 @@ class FakePlatform:
     def ready(self, service: str) -> bool:
         insts = self.instances(service)
         return bool(insts) and all(i.ready for i in insts)
+
+    def query_address(self, url: str, option: str = "the URL") -> str:
+        return outside_cluster(url, self.name, option)
 
     def endpoint(self, service: str, port: int | None = None) -> str:
         self._service(self.store.read(), service)

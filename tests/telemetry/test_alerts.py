@@ -159,9 +159,14 @@ def test_a_run_given_no_prometheus_has_windows_without_alerts(running) -> None:
     assert not any("alerts" in w for w in windows.values())
 
 
-def test_a_prometheus_in_a_cluster_is_refused_in_one_line(cli) -> None:
-    proc = cli("validate", "--fault", "t-any", "--alerts", "k8s://telemetry/prometheus:9090")
+def test_a_prometheus_in_a_cluster_is_refused_in_one_line_where_no_platform_reaches_it(cli, running) -> None:
+    proc = cli("validate", "--fault", "t-any", "--alerts", "k8s://telemetry")
     assert proc.returncode == 2
     assert [line for line in proc.stderr.splitlines() if "k8s://" in line] == [
-        "Error: --alerts 'k8s://telemetry/prometheus:9090': not an http(s) URL of a Prometheus (a Prometheus in a "
-        "cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"]
+        "Error: --alerts k8s://telemetry: expected k8s://NAMESPACE/SERVICE:PORT"]
+    ws, platform = running
+    params = ValidationParams(window_s=2, interval_s=0.5, repeat=1, alerts="k8s://telemetry/prometheus:9090")
+    with pytest.raises(UsageError, match=r"^--alerts 'k8s://telemetry/prometheus:9090': names a Service in a "
+                                         r"cluster, which the fake platform cannot reach; give an http\(s\) URL"):
+        validate(ws, platform, shop.cart_store_port(ws), params, record=False)
+    assert not ws.evidence_dir.exists() or not any(ws.evidence_dir.iterdir())  # refused before a bundle was begun

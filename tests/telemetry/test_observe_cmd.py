@@ -125,7 +125,7 @@ def test_a_jaeger_named_by_the_descriptor_is_read(ws: Workspace, cli, jaeger: Fa
     ((), {}, 2, "Error: no Jaeger to read minishop's traces from: give --jaeger URL, set FAULTKIT_JAEGER"),
     (("--jaeger", "k8s://telemetry/jaeger:16686"), {}, 2,
      "Error: --jaeger 'k8s://telemetry/jaeger:16686': not an http(s) URL of Jaeger's query service (a Jaeger in a "
-     "cluster: open `kubectl port-forward`"),
+     "cluster: give k8s://NAMESPACE/SERVICE:PORT where a platform reaches it, or open `kubectl port-forward`"),
     ((), {"FAULTKIT_JAEGER": "ftp://x"}, 2, "Error: FAULTKIT_JAEGER 'ftp://x': not an http(s) URL"),
     (("--jaeger", "http://127.0.0.1:{port}", "--for", "0s"), {}, 2, "Error: --for '0s': watch for longer than 0 s"),
     (("--jaeger", "http://127.0.0.1:{port}", "--for", "soon"), {}, 2, "Error: 'soon' is not a duration"),

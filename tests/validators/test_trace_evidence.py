@@ -96,11 +96,14 @@ def test_a_run_given_no_jaeger_has_windows_without_traces(running):
     assert not any("traces" in json.loads(w.read_text()) for w in (folder / "windows").glob("*.json"))
 
 
-def test_a_jaeger_in_a_cluster_is_refused_in_one_line(cli):
-    with pytest.raises(UsageError, match="port-forward"):
-        params("k8s://monitoring/jaeger:16686").check()
-    proc = cli("validate", "--fault", "t-any", "--jaeger", "k8s://monitoring/jaeger:16686")
+def test_a_jaeger_in_a_cluster_is_refused_in_one_line_where_no_platform_reaches_it(cli, running):
+    proc = cli("validate", "--fault", "t-any", "--jaeger", "k8s://monitoring/jaeger")
     assert proc.returncode == 2
     assert [line for line in proc.stderr.splitlines() if "k8s://" in line] == [
-        "Error: --jaeger 'k8s://monitoring/jaeger:16686': not an http(s) URL of Jaeger's query service (a Jaeger "
-        "in a cluster: open `kubectl port-forward` to it and give http://127.0.0.1:PORT)"]
+        "Error: --jaeger k8s://monitoring/jaeger: expected k8s://NAMESPACE/SERVICE:PORT"]
+    params("k8s://monitoring/jaeger:16686").check()  # a Service's URL is for the platform to reach
+    ws, platform = running
+    with pytest.raises(UsageError, match=r"^--jaeger 'k8s://monitoring/jaeger:16686': names a Service in a cluster, "
+                                         "which the fake platform cannot reach"):
+        validate(ws, platform, shop.cart_store_port(ws), params("k8s://monitoring/jaeger:16686"), record=False)
+    assert not ws.evidence_dir.exists() or not any(ws.evidence_dir.iterdir())  # refused before a bundle was begun

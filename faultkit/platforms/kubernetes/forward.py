@@ -19,11 +19,12 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import portforward
 from urllib3.exceptions import HTTPError
 
+from faultkit.errors import UsageError
 from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.platforms.kubernetes.instances import is_ready
+from faultkit.platforms.service_url import parse_service_url
 
 Picker = Callable[[], tuple[str, int] | None]  # a ready pod and its target port, now
-SERVICE_SCHEME = "k8s://"  # a Service in the cluster, reached through the API server: k8s://NS/SERVICE:PORT
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -72,17 +73,6 @@ def _container_port(pod: dict[str, Any], target: int | str) -> int:
             if cp.get("name") == target:
                 return int(cp["containerPort"])
     return 0  # named by no container: the forward is refused, as a connection to it would be
-
-
-def parse_service_url(text: str) -> tuple[str, str, int] | None:
-    """`k8s://NAMESPACE/SERVICE:PORT` (a Service in the cluster) -> its parts; None for any other text."""
-    if not text.startswith(SERVICE_SCHEME):
-        return None
-    where, _, port = text.removeprefix(SERVICE_SCHEME).rstrip("/").rpartition(":")
-    namespace, _, service = where.partition("/")
-    if not (namespace and service and port.isdigit() and 0 < int(port) < 65536) or "/" in service:
-        raise ValueError(f"{text}: expected {SERVICE_SCHEME}NAMESPACE/SERVICE:PORT")
-    return namespace, service, int(port)
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -151,3 +141,27 @@ class Forwards:
                 srv.shutdown()
                 srv.server_close()
             self.servers.clear()
+
+
+class ServiceForwards:
+    """Query services in the cluster faultkit did not deploy (a telemetry stack's Prometheus and
+    Jaeger), named k8s://NAMESPACE/SERVICE:PORT: one set of forwards per namespace."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.by_namespace: dict[str, Forwards] = {}
+
+    def address(self, url: str, option: str) -> str:
+        """An http(s) URL as given; a Service's as a loopback URL forwarding to its ready pods."""
+        try:
+            service = parse_service_url(url)
+        except ValueError as e:
+            raise UsageError(f"{option} {e}") from None
+        if service is None:
+            return url
+        namespace, name, port = service
+        return self.by_namespace.setdefault(namespace, Forwards(self.conn, namespace)).to_service(name, port)
+
+    def close(self) -> None:
+        for forwards in self.by_namespace.values():
+            forwards.close()

@@ -17,10 +17,9 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from faultkit.apps.signals import EXPOSITION, RequestSignal
-from faultkit.errors import PlatformError, UsageError
+from faultkit.errors import PlatformError
 from faultkit.platforms.counters import DEFAULT, parse_requests
 from faultkit.platforms.kubernetes.connection import Connection
-from faultkit.platforms.kubernetes.forward import Forwards, parse_service_url
 
 Counts = dict[str, float] | None
 
@@ -104,17 +103,3 @@ class PromQL:
             if out.get(pod) is not None:
                 out[pod] = by_status
         return out
-
-
-def reach_prometheus(conn: Connection, url: str) -> tuple[Forwards | None, PromQL]:
-    """The Prometheus --prometheus names: a URL, or k8s://NAMESPACE/SERVICE:PORT, a Service in the
-    cluster reached through a port-forward (returned, to be closed with the platform)."""
-    try:
-        service = parse_service_url(url)
-    except ValueError as e:
-        raise UsageError(f"--prometheus {e}") from None
-    if service is None:
-        return None, PromQL(url)
-    namespace, name, port = service
-    forwards = Forwards(conn, namespace)
-    return forwards, PromQL(forwards.to_service(name, port), name=url)

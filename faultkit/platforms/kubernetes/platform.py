@@ -43,11 +43,11 @@ from faultkit.platforms.kubernetes import apply, objects, preconditions, setting
 from faultkit.platforms.kubernetes.actions import SUPPORTED, PodActions, check_supported, chosen, target_of
 from faultkit.platforms.kubernetes.agent.daemon import NodeAgent
 from faultkit.platforms.kubernetes.connection import Connection, api_error, guarded
-from faultkit.platforms.kubernetes.forward import Forwards
+from faultkit.platforms.kubernetes.forward import Forwards, ServiceForwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
-from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, reach_prometheus, request_source
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -78,7 +78,7 @@ class KubernetesPlatform:
         self.otlp_endpoint = opts.otlp_endpoint or ""
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
-        self._stack_forwards: Forwards | None = None  # to a Prometheus in the cluster (promql)
+        self._services = ServiceForwards(self.conn)  # to query services in the cluster (a stack's)
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, app: str, replicas: int = 1, timeout: float = 90.0) -> None:
@@ -149,9 +149,9 @@ class KubernetesPlatform:
 
     def down(self) -> str:
         rec = self.owner.read()
-        for forwards in (self._forwards, self._stack_forwards):
-            if forwards is not None:
-                forwards.close()
+        self._services.close()
+        if self._forwards is not None:
+            self._forwards.close()
         if rec is None:
             return "nothing was up"
         self._retire_actions(rec)
@@ -284,8 +284,10 @@ class KubernetesPlatform:
 
     @cached_property
     def promql(self) -> PromQL:
-        self._stack_forwards, query = reach_prometheus(self.conn, self.prometheus_url)
-        return query
+        return PromQL(self.query_address(self.prometheus_url, "--prometheus"), name=self.prometheus_url)
+
+    def query_address(self, url: str, option: str = "the URL") -> str:
+        return self._services.address(url, option)
 
     # -- builds and rollouts ----------------------------------------------------------------
     def image_builds(self, desc: AppDescriptor | None = None) -> ImageBuilds:

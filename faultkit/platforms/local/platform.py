@@ -30,6 +30,7 @@ from faultkit.platforms.local.processes import recorded_alive, signal_group, wai
 from faultkit.platforms.local.state import DAEMON_MODULE, LocalState
 from faultkit.platforms.local.status import SupervisorStatus, typed_status
 from faultkit.platforms.logline import log_source
+from faultkit.platforms.service_url import outside_cluster
 from faultkit.workspace import Workspace
 
 ERRORS = {name: getattr(errors, name)
@@ -244,6 +245,9 @@ class LocalPlatform:
 
     def endpoint(self, service: str, port: int | None = None) -> str:
         return self._call("endpoint", service=service, port=port)
+
+    def query_address(self, url: str, option: str = "the URL") -> str:
+        return outside_cluster(url, self.name, option)
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         """Each instance's cumulative requests by status, scraped from its own /metrics (None: no answer),

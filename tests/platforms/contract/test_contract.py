@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import requests
 
-from faultkit.errors import Unsupported
+from faultkit.errors import Unsupported, UsageError
 from faultkit.platforms.base import Platform
 
 
@@ -70,6 +70,23 @@ def test_signal_sources_say_where_requests_and_logs_are_read(platform: Platform)
     assert set(sources) == {"requests", "logs"}
     assert sources["requests"]["kind"] and sources["requests"]["metric"]
     assert sources["logs"]["source"] and sources["logs"]["format"] == "json"
+
+
+def test_a_query_service_is_reached_by_its_url_or_by_its_service_where_there_is_a_cluster(platform: Platform) -> None:
+    """What validate reads Jaeger and Prometheus through: an http(s) URL as given; a Service's
+    k8s:// URL forwarded to on the platform with a cluster, refused in one line on the others."""
+    assert platform.query_address("http://127.0.0.1:9090", "--alerts") == "http://127.0.0.1:9090"
+    with pytest.raises(UsageError, match=r"^--alerts k8s://telemetry: expected k8s://NAMESPACE/SERVICE:PORT$"):
+        platform.query_address("k8s://telemetry", "--alerts")
+    namespace = platform.target().get("namespace")
+    if namespace is None:  # no cluster
+        with pytest.raises(UsageError, match=r"^--alerts 'k8s://telemetry/prometheus:9090': names a Service in a "
+                                             f"cluster, which the {platform.name} platform cannot reach"):
+            platform.query_address("k8s://telemetry/prometheus:9090", "--alerts")
+        return
+    url = platform.query_address(f"k8s://{namespace}/frontend:8080", "--alerts")
+    assert url.startswith("http://127.0.0.1:")
+    assert _wait(lambda: requests.get(f"{url}/healthz", timeout=5).status_code == 200, 30, "the frontend's Service")
 
 
 def test_instance_kill_restarts_the_same_instance(platform: Platform) -> None:

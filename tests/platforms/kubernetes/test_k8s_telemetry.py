@@ -28,8 +28,6 @@ from kubernetes import client
 
 from faultkit.observe.probing import PROBE_BAGGAGE
 from faultkit.platforms.kubernetes import KubernetesPlatform
-from faultkit.platforms.kubernetes.connection import Connection
-from faultkit.platforms.kubernetes.forward import Forwards
 from faultkit.platforms.kubernetes.metrics import pod_requests
 from tests.helpers.cli import cli_env, run_cli
 from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, wait_until
@@ -75,10 +73,9 @@ def shop(stack: dict[str, str], kubeconfig: str, tmp_path_factory: pytest.TempPa
 
 
 @pytest.fixture(scope="module")
-def jaeger(kubeconfig: str) -> Iterator[str]:
-    forwards = Forwards(Connection(kubeconfig), STACK)
-    yield forwards.to_service("jaeger", 16686)
-    forwards.close()
+def jaeger(shop: KubernetesPlatform) -> str:
+    """The stack's Jaeger as validate --jaeger k8s://... reaches it (closed by the platform's down)."""
+    return shop.query_address(f"k8s://{STACK}/jaeger:16686", "--jaeger")
 
 
 def _trace(jaeger: str, trace_id: str) -> dict[str, Any] | None:

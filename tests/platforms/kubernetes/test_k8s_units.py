@@ -10,9 +10,9 @@ import pytest
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import InputError
 from faultkit.platforms.kubernetes import apply
-from faultkit.platforms.kubernetes.forward import parse_service_url
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import parse_k8s_line
+from faultkit.platforms.service_url import parse_service_url
 from faultkit.workspace import Workspace
 from tests.platforms.kubernetes.k8s_support import REPO
 
