@@ -160,7 +160,9 @@ def test_rejected_config_breaks_startup(running):
 
 def test_rejected_recovery_fails(running):
     ws, platform = running
-    verdict = run(running, shop.cartstore_slow(ws), ValidationParams(window_s=3, interval_s=0.5, repeat=1))
+    # 5 s windows: with 3 s, one CI run on three loaded workers saw no delayed request fail in the after window;
+    # requests held 20 s still fail well past a 5 s recovery window
+    verdict = run(running, shop.cartstore_slow(ws), ValidationParams(window_s=5, interval_s=0.5, repeat=1))
     assert verdict["status"] == "rejected"
     assert "recovery-message-stopped" in failed(verdict)
     assert not failed(verdict) & {"screening", "message-present-after", "injection-applied"}
