@@ -153,6 +153,22 @@ def test_the_graph_observed_from_traces_is_the_declared_one(telemetry_stack: Sta
     assert json.loads(done.stdout)["undeclared"] == [["checkout", "payment"]]
 
 
+def _validated_with_jaeger(stack: Stack, ws: Any, fault: str) -> dict[str, Any]:
+    """`validate --jaeger` of one fault, one cycle of 8 s windows, which must admit; its verdict."""
+    import json
+
+    from tests.helpers import retrying
+    from tests.helpers.cli import run_cli
+
+    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
+                                        "--interval", "1s", "--jaeger", stack.jaeger, "--no-record",
+                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=900))
+    assert done.stdout, done.stderr[-2000:]
+    verdict = json.loads(done.stdout)
+    assert verdict["status"] == "admitted" and done.returncode == 0, verdict["summary"]
+    return verdict
+
+
 def test_validate_records_each_windows_spans_and_the_failing_calls(telemetry_stack: Stack,
                                                                   minishop: LocalPlatform) -> None:
     """`validate --jaeger` with the frontend's recommendation address broken: the before window's
@@ -160,17 +176,11 @@ def test_validate_records_each_windows_spans_and_the_failing_calls(telemetry_sta
     answer (a refused connection leaves no span in recommendation). The load is minishop's own."""
     import json
 
-    from tests.helpers import retrying
     from tests.helpers.cli import run_cli
 
     ws = minishop.workspace
     fault = shop.from_catalog(ws, "minishop-frontend-env-recommendation-addr-port")
-    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
-                                        "--interval", "1s", "--jaeger", telemetry_stack.jaeger, "--no-record",
-                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=600))
-    assert done.stdout, done.stderr[-2000:]
-    verdict = json.loads(done.stdout)
-    assert verdict["status"] == "admitted" and done.returncode == 0, verdict["summary"]
+    verdict = _validated_with_jaeger(telemetry_stack, ws, fault)
     bundle = ws.root / verdict["bundle"]
     before = json.loads((bundle / "windows" / "before-1.json").read_text())["traces"]
     after = json.loads((bundle / "windows" / "after-1.json").read_text())["traces"]
@@ -189,17 +199,9 @@ def test_a_code_fault_in_payment_is_traced_to_payment_as_the_cause(telemetry_sta
     payment as the cause, checkout as the propagation, with checkpoints measured from spans."""
     import json
 
-    from tests.helpers import retrying
-    from tests.helpers.cli import run_cli
-
     ws = minishop.workspace
     fault = shop.from_catalog(ws, "minishop-code-payment-charge-limits")
-    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
-                                        "--interval", "1s", "--jaeger", telemetry_stack.jaeger, "--no-record",
-                                        "--json", cwd=ws.root, env=shop.env_for(ws), timeout=900))
-    assert done.stdout, done.stderr[-2000:]
-    verdict = json.loads(done.stdout)
-    assert verdict["status"] == "admitted" and done.returncode == 0, verdict["summary"]
+    verdict = _validated_with_jaeger(telemetry_stack, ws, fault)
     labels = json.loads((ws.root / verdict["bundle"] / "labels.json").read_text())
     assert labels["chain_from"] == "traces", labels["chain"]
     steps = [(s["role"], s["service"]) for s in labels["chain"]]
