@@ -7,8 +7,8 @@ the tag `error=true`, or `otel.status_code=ERROR`), and the peer attributes a cl
 callee by (the semantic conventions' `server.address` and `server.port`, and the older `peer.service`,
 `net.peer.name` and `net.peer.port`).
 
-Only an http(s) URL is read: a Jaeger inside a cluster is reached through a port-forward the user
-opens (`kubectl port-forward`), as `--jaeger http://127.0.0.1:PORT`.
+Only an http(s) URL is read here: a Jaeger inside a cluster, given as `k8s://NAMESPACE/SERVICE:PORT`,
+is reached through the platform's port-forward first (Platform.query_address).
 """
 
 from __future__ import annotations
