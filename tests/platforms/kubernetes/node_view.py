@@ -65,13 +65,16 @@ def rules(pid: int) -> str:
     return "\n".join(ln for ln in out.splitlines() if not ln.startswith("#"))
 
 
-def tagged() -> list[int]:
-    """Host pids of every process the node agent started (it marks them NODE_TASK=<tag>)."""
+def tagged(handle: str) -> list[int]:
+    """Host pids of the processes the node agent started for one action: it marks each with
+    NODE_TASK=<tag>, the handle's last part. Only that action's: other modules' tests act on the
+    same node at the same time."""
+    want = b"NODE_TASK=" + handle.rsplit("-", 1)[1].encode()
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if any(e.startswith(b"NODE_TASK=") for e in (entry / "environ").read_bytes().split(b"\0")):
+                if want in (entry / "environ").read_bytes().split(b"\0"):
                     out.append(int(entry.name))
             except OSError:
                 continue

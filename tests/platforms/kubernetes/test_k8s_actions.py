@@ -2,7 +2,7 @@
 
 Each test acts on one service of the shared `shop` (payment, shipping, cart: services the other
 modules' tests do not measure) and leaves it as it found it: ready, no rule in its pod's netns, no
-process of the agent's anywhere. The effects are measured on the host: restart count and exit code,
+process left of its action on the node. The effects are measured on the host: restart count and exit code,
 process states, the container cgroup's CPU and memory, latency through the Service's port-forward,
 the share of TCP connects that go unanswered inside the pod's netns.
 """
@@ -30,10 +30,10 @@ from tests.platforms.kubernetes.k8s_support import REPO, new_platform, ns_name, 
 pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 
-def _clean(shop: KubernetesPlatform, service: str, rules_before: str) -> None:
-    """After stop: no action in force, no agent process, the pod's netns as it was, nothing stopped."""
+def _clean(shop: KubernetesPlatform, service: str, rules_before: str, handle: str) -> None:
+    """After stop: no action in force, no process of the action's, the pod's netns as it was, nothing stopped."""
     assert shop.active_actions() == []
-    assert node.tagged() == []
+    assert node.tagged(handle) == []
     cid = node.container_id(node.pod_of(shop, service))
     assert node.rules(node.main_pid(cid)) == rules_before
     assert [p for p in node.procs(cid) if node.state(p) == "T"] == []
@@ -48,7 +48,7 @@ def test_kill_restarts_with_exit_137_and_failure_stops_answering(shop: Kubernete
                        90, "payment restarted in place")
     assert after[0].id == before.id and after[0].last_exit == 137
     shop.stop_action(handle)
-    _clean(shop, "payment", rules)
+    _clean(shop, "payment", rules, handle)
 
     url = shop.endpoint("payment")
     assert requests.get(url + "/readyz", timeout=5).status_code == 200
@@ -68,7 +68,7 @@ def test_kill_restarts_with_exit_137_and_failure_stops_answering(shop: Kubernete
         shop.stop_action(handle)
     wait_until(lambda: shop.ready("payment"), 60, "payment ready again")
     assert requests.get(url + "/readyz", timeout=5).status_code == 200
-    _clean(shop, "payment", rules)
+    _clean(shop, "payment", rules, handle)
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -103,7 +103,7 @@ def test_cpu_stress_runs_inside_the_container_cgroup(shop: KubernetesPlatform) -
         shop.stop_action(handle)
     assert shop.action_leftovers(handle) == []
     assert node.procs(cid) == own
-    _clean(shop, "shipping", rules)
+    _clean(shop, "shipping", rules, handle)
 
 
 def test_memory_stress_counts_against_the_limit_and_past_it_is_a_real_oom_kill(shop: KubernetesPlatform) -> None:
@@ -116,7 +116,7 @@ def test_memory_stress_counts_against_the_limit_and_past_it_is_a_real_oom_kill(s
     finally:
         shop.stop_action(handle)
     assert node.memory_mib(cid) < base + 30
-    _clean(shop, "shipping", rules)
+    _clean(shop, "shipping", rules, handle)
 
     [before] = shop.instances("shipping")
     handle = shop.start_action("memory-stress", "shipping", {})  # the default 256 MiB, at a 256Mi limit
@@ -127,7 +127,7 @@ def test_memory_stress_counts_against_the_limit_and_past_it_is_a_real_oom_kill(s
     finally:
         shop.stop_action(handle)
     wait_until(lambda: shop.ready("shipping"), 90, "shipping ready after its OOM kill")
-    _clean(shop, "shipping", rules)
+    _clean(shop, "shipping", rules, handle)
 
 
 def _latency(url: str, n: int = 6) -> float:
@@ -160,7 +160,7 @@ def test_network_delay_holds_packets_in_the_pod_netns(shop: KubernetesPlatform) 
         shop.stop_action(handle)
     assert shop.action_leftovers(handle) == []
     assert _latency(url) < plain + 0.2
-    _clean(shop, "cart", rules)
+    _clean(shop, "cart", rules, handle)
 
 
 def test_network_loss_drops_the_share_of_packets_asked(shop: KubernetesPlatform) -> None:
@@ -176,7 +176,7 @@ def test_network_loss_drops_the_share_of_packets_asked(shop: KubernetesPlatform)
     finally:
         shop.stop_action(handle)
     assert node.failed_connects(pid, ip, 7070, n=50) == 0
-    _clean(shop, "cart", rules)
+    _clean(shop, "cart", rules, handle)
 
 
 def test_refusals_and_nothing_in_the_app_namespace_names_it(shop: KubernetesPlatform) -> None:
@@ -214,13 +214,13 @@ def test_down_stops_actions_and_deletes_the_agent_namespace(shop: KubernetesPlat
         p.up("minishop")
         cid = node.container_id(node.pod_of(p, "email"))
         own = node.procs(cid)
-        p.start_action("cpu-stress", "email", {"workers": 1})
+        handle = p.start_action("cpu-stress", "email", {"workers": 1})
         assert len(node.procs(cid)) == len(own) + 1
         agent_ns = f"{ns}-node"
         assert core.read_namespace(agent_ns).status.phase == "Active"
         p.down()
         assert not p.is_up()
-        assert node.procs(cid) == own and node.tagged() == []
+        assert node.procs(cid) == own and node.tagged(handle) == []
         assert [n.metadata.name for n in core.list_namespace().items if n.metadata.name == agent_ns] == []
         assert apps_api.read_namespaced_deployment("email", ns).status.available_replicas == 1
     finally:
@@ -241,4 +241,4 @@ def test_another_process_stops_an_action_from_the_journal_record(shop: Kubernete
         assert later.active_actions() == [change.handle]
         (change if keep_handle else ActionChange("cpu-stress", "shipping", {"workers": 1})).undo(later)
         assert node.procs(cid) == own
-        _clean(shop, "shipping", rules)
+        _clean(shop, "shipping", rules, change.handle)
