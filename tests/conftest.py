@@ -64,14 +64,20 @@ def cli(ws: Workspace) -> CLI:
 # for a cluster and then fail: collection refuses it at once instead, saying what to mark.
 EXCLUSIVE_FIXTURES = frozenset({"kubeconfig", "kubeconfig_path", "api", "docker_client", "testapp_image"})
 LIVE_FIXTURES = EXCLUSIVE_FIXTURES | {"telemetry_stack"}
-# The live tier runs its other tests on several workers (each starts its own minishop or stack on free
-# ports) and then these alone: the machine has one cluster and one engine, and tests sharing them in
-# parallel timed out rollouts and outlived their deadlines.
+# The live tier runs its other tests on three workers (each starts its own minishop or stack on free
+# ports) and then these on two, grouped as below: the machine has one cluster and one engine.
 NEEDS = (("live", LIVE_FIXTURES, "the cluster, the Docker engine or the telemetry stack"),
          ("exclusive", EXCLUSIVE_FIXTURES, "the machine's one cluster or Docker engine"))
 
 
+# The exclusive phase runs on two workers (scripts/test.sh, --dist loadgroup): a module's tests go to one
+# worker together, so its fixtures bring up one minishop; modules that bring up several namespaces at
+# once share one group instead (tests/helpers/marks.py), so at most one of them runs at a time.
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("exclusive") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     for mark, fixtures, what in NEEDS:
         unmarked = [item.nodeid for item in items if fixtures.intersection(getattr(item, "fixturenames", ()))
                     and item.get_closest_marker(mark) is None]

@@ -25,8 +25,9 @@ from kubernetes.client.exceptions import ApiException
 from faultkit.campaigns.state import VERDICTS
 from faultkit.platforms.kubernetes.images import normalized
 from tests.helpers.cli import cli_env
+from tests.helpers.marks import SEVERAL_NAMESPACES
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, SEVERAL_NAMESPACES]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"

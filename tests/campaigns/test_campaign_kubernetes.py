@@ -14,8 +14,9 @@ from kubernetes import client, config
 
 from faultkit.campaigns.state import VERDICTS
 from tests.helpers.cli import cli_env
+from tests.helpers.marks import SEVERAL_NAMESPACES
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, SEVERAL_NAMESPACES]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"

@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import cluster, kubeconfig_path, wait_until
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 
 def _state() -> Path:

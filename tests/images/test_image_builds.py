@@ -19,7 +19,7 @@ from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
 
 # the first test pays for the session's builds: the base image (debootstrap) and eleven services
-pytestmark = [pytest.mark.timeout(1800), pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 
 def test_every_service_builds_with_its_ci_run_in_the_image(release: dict[str, ImageBuild], minishop: AppDescriptor,

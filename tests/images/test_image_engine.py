@@ -10,7 +10,7 @@ import pytest
 
 from faultkit.images import aptsource
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ci" / "dockerd.sh"
 

@@ -20,7 +20,7 @@ from faultkit.images.records import ImageBuild
 from faultkit.images.service import build_service
 from faultkit.workspace import Workspace
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 FAULT = "minishop-code-checkout-shipping-quote"
 

@@ -17,7 +17,7 @@ from faultkit.errors import InputError, PlatformError
 from faultkit.images import push
 from faultkit.images.records import ImageBuild
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 
 def _free_port() -> int:

@@ -9,7 +9,7 @@ import pytest
 
 from faultkit.images.records import ImageBuild
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
 
 def _ancestors(c: Any, image_id: str) -> list[str]:

@@ -25,6 +25,7 @@ from faultkit.validators.judge import verify_and_judge
 from faultkit.validators.params import ValidationParams
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
+from tests.helpers.marks import SEVERAL_NAMESPACES
 from tests.helpers.retrying import validate
 from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
@@ -33,7 +34,7 @@ FAULT = "minishop-checkout-env-payment-addr-port"
 # side met 21-32% in CI) is not what these tests are about
 LENIENT = Limits(max_load_per_core=1000.0, max_lag_intervals=1000.0, max_steal=1.0)
 # two shops on a shared node: bringing both up may take many minutes on a loaded machine
-pytestmark = [pytest.mark.timeout(1800), pytest.mark.live, pytest.mark.exclusive]
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.live, pytest.mark.exclusive, SEVERAL_NAMESPACES]
 SITES = [{"name": "site-a", "zone": "zone-a", "role": "active"},
          {"name": "site-b", "zone": "zone-b", "role": "standby"}]
 
