@@ -21,18 +21,13 @@ import requests
 
 from faultkit.observe.probing import PROBE_BAGGAGE
 from faultkit.platforms.local import LocalPlatform
+from tests.helpers.minishop_checkout import checkout
 from tests.helpers.waiting import wait_until
 from tests.telemetry.conftest import Stack
 from tests.telemetry.test_stack import jaeger_trace, query
 from tests.validators import shop
 
 pytestmark = pytest.mark.live
-
-CHECKOUT = {"user": "otel-test", "currency": "USD", "email": "otel-test@example.com",
-            "address": {"street_address": "1600 Amphitheatre Parkway", "city": "Mountain View", "state": "CA",
-                        "country": "US", "zip_code": "94043"},
-            "card": {"number": "4432-8015-6152-0454", "cvv": "672", "expiration_year": time.gmtime().tm_year + 2,
-                     "expiration_month": 1}}
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +48,7 @@ def _base(platform: LocalPlatform) -> str:
 
 
 def _checkout(platform: LocalPlatform, headers: dict[str, str]) -> int:
-    base = _base(platform)
-    requests.post(f"{base}/cart/add", json={"user": "otel-test", "product_id": "OLJCESPC7Z", "quantity": 1},
-                  headers=headers, timeout=10)
-    return requests.post(f"{base}/checkout", json=CHECKOUT, headers=headers, timeout=10).status_code
+    return checkout(platform.endpoint("frontend"), "otel-test", headers).status_code
 
 
 def _traced(trace_id: str, more: dict[str, str] | None = None) -> dict[str, str]:

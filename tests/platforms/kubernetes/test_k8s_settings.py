@@ -7,6 +7,8 @@ from kubernetes import client
 
 from faultkit.errors import InputError, NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from tests.helpers.minishop_checkout import checkout
+from tests.platforms.kubernetes.k8s_support import wait_until
 
 pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
@@ -24,6 +26,10 @@ def test_env_patched_read_back_and_restored(shop: KubernetesPlatform, apps_api: 
     shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:50052", timeout=120)
     assert shop.read_field("Deployment/checkout", "checkout", "env.PAYMENT_ADDR") == "payment:50052"
     assert shop.ready("checkout")  # a wrong address still starts: readiness does not depend on it
+    # a port payment's Service does not serve is refused, as on any cluster (once, this host's network
+    # answered it with a 404 instead: tools/cluster/README.md), so checkouts fail with a 500
+    wait_until(lambda: "[Errno 111] Connection refused" in (r := checkout(shop.endpoint("frontend"), "settings")).text
+               and r.status_code == 500, 30, "a checkout refused by payment's Service")
     shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old, timeout=120)
     assert _env(apps_api, ns, "checkout") == before
 

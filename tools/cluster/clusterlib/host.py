@@ -9,7 +9,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .layout import BRIDGE, CNI_NETWORK, Layout
+from .layout import BRIDGE, CNI_NETWORK, SERVICE_CIDR, Layout
 
 # Set by `up` (forwarding and bridged traffic through iptables, which Service routing needs) or by
 # the kubelet itself (its kernel defaults); `up` records the values it found and `down` puts them back.
@@ -43,15 +43,23 @@ def restore_sysctls(layout: Layout) -> None:
 
 
 def allow_forwarding() -> None:
-    """Accept forwarded traffic of the pod bridge. Docker sets the FORWARD policy to DROP, and with
-    bridge-nf-call-iptables even pod-to-pod frames and Service replies pass through FORWARD."""
+    """Accept forwarded traffic of the pod bridge, but refuse what a pod sends to a Service address on
+    a port no Service serves. Docker sets the FORWARD policy to DROP, and with bridge-nf-call-iptables
+    even pod-to-pod frames and Service replies pass through FORWARD. kube-proxy's iptables mode leaves
+    such a connect unrewritten, so it would leave by the host's default route, and this host's network
+    answered it with HTTP 404: a fault pointing a client at a wrong port showed 404s, where a cluster
+    refuses the connection (kube-proxy's nftables mode rejects it so). The chain is filled afresh."""
     def ipt(*args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["iptables", "-w", *args], capture_output=True)
-    if ipt("-n", "-L", FORWARD_CHAIN).returncode != 0:
+        return subprocess.run(["iptables", "-w", *args], capture_output=True, check=True)
+    if subprocess.run(["iptables", "-w", "-n", "-L", FORWARD_CHAIN], capture_output=True).returncode != 0:
         ipt("-N", FORWARD_CHAIN)
-        ipt("-A", FORWARD_CHAIN, "-i", BRIDGE, "-j", "ACCEPT")
-        ipt("-A", FORWARD_CHAIN, "-o", BRIDGE, "-j", "ACCEPT")
-    if ipt("-C", "FORWARD", "-j", FORWARD_CHAIN).returncode != 0:
+    ipt("-F", FORWARD_CHAIN)
+    unserved = ("-i", BRIDGE, "-d", SERVICE_CIDR)
+    ipt("-A", FORWARD_CHAIN, *unserved, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset")
+    ipt("-A", FORWARD_CHAIN, *unserved, "-j", "REJECT")
+    ipt("-A", FORWARD_CHAIN, "-i", BRIDGE, "-j", "ACCEPT")
+    ipt("-A", FORWARD_CHAIN, "-o", BRIDGE, "-j", "ACCEPT")
+    if subprocess.run(["iptables", "-w", "-C", "FORWARD", "-j", FORWARD_CHAIN], capture_output=True).returncode != 0:
         ipt("-I", "FORWARD", "1", "-j", FORWARD_CHAIN)
 
 
