@@ -21,6 +21,13 @@ semantic conventions as the SDK's Prometheus exporter prints them, so an instrum
 - `promql`: the user's own `query`, where `$namespace` is the app's namespace and `$pods` a regex
   alternation of its pod names; the answer's samples are read by `pod_label` and `status_label`.
 
+`probe_marked` says the app marks the symptom probe's requests on the metric it counts them in
+(the probe's baggage entry `faultkit.origin` as an attribute, the label `faultkit_origin`), as
+minishop does. Read through PromQL, such counts leave the probe out: the telemetry stack's collector
+drops the marked points, and the queries made here leave out marked series where a Prometheus
+scraped them. The screens then take none of the probe's requests off (validators/screening.py).
+A `promql` query of the user's own should leave them out too when it sets `probe_marked`.
+
 `traces` is where traces are queried: a Jaeger query URL (its HTTP API), for those who read them.
 `logs` is the services' log line format, read by faultkit/apps/logformat.py into the descriptor's
 `log_format`.
@@ -36,6 +43,7 @@ KINDS = (EXPOSITION, SPANMETRICS, PROMQL)
 HISTOGRAM_COUNT = "http_server_request_duration_seconds_count"
 SPANMETRICS_CALLS = "traces_span_metrics_calls_total"
 ERROR_STATUS, OK_STATUS = "500", "200"  # spanmetrics' span status, as the screens count statuses
+PROBE_MATCHER = 'faultkit_origin!="probe"'  # series the probe's marked requests are not counted in
 
 # the pod and namespace of series pushed over OTLP: the resource attributes k8s.pod.name and
 # k8s.namespace.name (set by the kubernetes platform's --otlp-endpoint, or the k8sattributes processor)
@@ -58,13 +66,14 @@ class RequestSignal:
     pod_label: str = "pod"
     namespace_label: str = "namespace"
     query: str = ""  # kind promql: the template
+    probe_marked: bool = False  # the app marks the probe's requests on the metric (faultkit_origin)
 
     def promql(self, namespace: str, pods: list[str]) -> str:
         """The instant query giving each pod's cumulative requests by status."""
         regex = "|".join(_quoted(p) for p in pods)
         if self.kind == PROMQL:
             return self.query.replace("$namespace", _quoted(namespace)).replace("$pods", regex)
-        where = f'{self.namespace_label}="{_quoted(namespace)}",{self.pod_label}=~"{regex}"'
+        where = f'{self.namespace_label}="{_quoted(namespace)}",{self.pod_label}=~"{regex}",{PROBE_MATCHER}'
         if self.kind == SPANMETRICS:
             where += ',span_kind="SPAN_KIND_SERVER"'
         by = f"sum by ({self.pod_label}, {self.status_label})"
@@ -72,7 +81,7 @@ class RequestSignal:
         if self.kind == EXPOSITION:
             # or, where no pod's series was scraped, the same histogram pushed over OTLP through a
             # collector, whose pod and namespace are the SDK's resource attributes
-            pushed = f'{PUSHED_NAMESPACE}="{_quoted(namespace)}",{PUSHED_POD}=~"{regex}"'
+            pushed = f'{PUSHED_NAMESPACE}="{_quoted(namespace)}",{PUSHED_POD}=~"{regex}",{PROBE_MATCHER}'
             query += (f' or {by} (label_replace({self.metric}{{{pushed}}}, "{self.pod_label}", "$1", '
                       f'"{PUSHED_POD}", "(.*)"))')
         return query
@@ -105,6 +114,6 @@ def signals_from_data(d: dict[str, Any] | None) -> Signals:
     d = d or {}
     r = d.get("requests") or {}
     kind = r.get("kind", EXPOSITION)
-    values = {**_DEFAULTS[kind], **{k: str(v) for k, v in r.items() if k != "kind"}}
-    requests = RequestSignal(kind=kind, **values)
+    values = {**_DEFAULTS[kind], **{k: str(v) for k, v in r.items() if k not in ("kind", "probe_marked")}}
+    requests = RequestSignal(kind=kind, probe_marked=r.get("probe_marked") is True, **values)
     return Signals(requests=requests, traces=TraceSignal(jaeger=str((d.get("traces") or {}).get("jaeger", ""))))

@@ -83,7 +83,8 @@ class Window(TypedDict):
     probe_period_s: NotRequired[float]
     probes: NotRequired[list[ProbeAttempt]]
     # rules v5: which source measured each figure, as the platform's signal_sources() said at the
-    # window's end: {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}
+    # window's end: {"requests": {"kind", "endpoint" or "query", "metric", "probe_counted" (PromQL)},
+    # "logs": {"source", "format", ...}}
     sources: NotRequired[dict[str, dict[str, object]]]
     # the window's spans from Jaeger (trace_window.py), in runs given one (`validate --jaeger`), or
     # why they could not be read; evidence only: no rule reads it, so every verdict is as without it

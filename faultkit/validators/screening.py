@@ -70,6 +70,7 @@ class Samples(TypedDict):
 
     samples: list[Sample]
     probes: NotRequired[list[ProbeAttempt]]
+    sources: NotRequired[dict[str, dict[str, object]]]  # rules v5: what measured the counts
 
 
 class RuleRecord(TypedDict):
@@ -213,7 +214,7 @@ def workload_ok(window: Window, service: str, version: int, probe_service: str |
     its traffic was a third of the entry's before rate, and keeps-serving read the probe's failing
     as the app's serving less (a cart outage kept 56% of the workload's answers and measured 34%)."""
     ok = counter_delta(window, service, "ok")
-    if version >= EVERY_PROBE_REQUEST_FROM and service == probe_service:
+    if version >= EVERY_PROBE_REQUEST_FROM and service == probe_service and probe_counted(window):
         ok = max(0.0, ok - probe_requests(window)[0])
     return ok
 
@@ -233,13 +234,24 @@ def probe_requests(window: Samples) -> tuple[int, int]:
     return len(statuses) - server, server
 
 
+def probe_counted(window: Samples) -> bool:
+    """Whether the window's request counts include the symptom probe's own requests. They do unless
+    the window's source records that they were left out (rules v5 windows record their source: read
+    through PromQL, an app that marks the probe's requests has them dropped by the collector or left
+    out by the query, so taking them off again hid the workload's errors: issue 31)."""
+    requests = window.get("sources", {}).get("requests", {})
+    return requests.get("probe_counted", True) is not False
+
+
 def probe_server_errors(window: Samples, version: int = 3) -> int:
     """The probe's failed requests the app can have counted as server errors. v2 windows: every
     failed probe, as they were sealed. v3 attempts: a 5xx answer, or none (the app may have answered
     5xx after the probe gave up); a 4xx or a slow 200 is no server error and hides none of the
     workload's (v3 makes up to 40 attempts a window, so taking every failure off hid the fault).
     v4: each request of each attempt so answered, setup steps included (v3 left a failing setup
-    step's 5xx in the count)."""
+    step's 5xx in the count). None where the counts leave the probe out (probe_counted)."""
+    if not probe_counted(window):
+        return 0
     if version >= EVERY_PROBE_REQUEST_FROM:
         return probe_requests(window)[1]
     failed = sum(1 for p in (s["probe"] for s in window["samples"]) if p and not p["ok"])

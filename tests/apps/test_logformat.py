@@ -13,10 +13,10 @@ LOGBACK = r"^\S+ \S+ (?P<level>[A-Z]+) \[(?P<thread>[^\]]*)\] (?P<logger>\S+) - 
 
 def _with_signals(ws, block: str) -> None:
     path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text() + "signals:\n  logs:\n" + block)
+    path.write_text(path.read_text().replace("\nsignals:\n", "\nsignals:\n  logs:\n" + block, 1))
 
 
-def test_no_signals_is_json_lines(ws):
+def test_no_log_format_is_json_lines(ws):
     assert load_app(ws, "minishop").log_format == JSON_LINES == LogFormat()
 
 

@@ -33,10 +33,12 @@ def sdk_exposition(samples: list[tuple[str, int, float]]) -> str:
 
 
 def test_an_instrumented_app_needs_no_signals_section(ws):
+    default = RequestSignal(kind="exposition", metric="http_server_request_duration_seconds_count",
+                            status_label="http_response_status_code")
+    assert signals_from_data(None).requests == default and not default.probe_marked
+    # minishop declares only that it marks the probe's requests on its histogram (shoplib/http.py)
     app = load_app(ws, "minishop")
-    assert "\nsignals:" not in (ws.apps_dir / "minishop" / "app.yaml").read_text()
-    assert app.signals.requests == RequestSignal(kind="exposition", metric="http_server_request_duration_seconds_count",
-                                                 status_label="http_response_status_code")
+    assert app.signals.requests == RequestSignal(**{**default.__dict__, "probe_marked": True})
     assert app.signals.traces.jaeger == ""
 
 
@@ -59,7 +61,7 @@ def test_spanmetrics_counts_error_spans_as_5xx_and_the_rest_as_2xx():
     signal = signals_from_data({"requests": {"kind": "spanmetrics"}}).requests
     assert signal.promql("shop", ["front-1", "front-2"]) == (
         'sum by (k8s_pod_name, status_code) (traces_span_metrics_calls_total{k8s_namespace_name="shop",'
-        'k8s_pod_name=~"front-1|front-2",span_kind="SPAN_KIND_SERVER"})')
+        'k8s_pod_name=~"front-1|front-2",faultkit_origin!="probe",span_kind="SPAN_KIND_SERVER"})')
     assert signal.status_of({"status_code": "STATUS_CODE_ERROR"}) == "500"
     assert signal.status_of({"status_code": "STATUS_CODE_UNSET"}) == "200"
     assert signal.status_of({"status_code": "STATUS_CODE_OK"}) == "200"
@@ -69,8 +71,9 @@ def test_exposition_by_promql_and_a_users_query_template():
     # scraped from the pods by Prometheus' pod discovery, or else pushed over OTLP through a collector
     assert RequestSignal().promql("shop", ["a-1"]) == (
         'sum by (pod, http_response_status_code) (http_server_request_duration_seconds_count'
-        '{namespace="shop",pod=~"a-1"}) or sum by (pod, http_response_status_code) '
-        '(label_replace(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_pod_name=~"a-1"}, '
+        '{namespace="shop",pod=~"a-1",faultkit_origin!="probe"}) or sum by (pod, http_response_status_code) '
+        '(label_replace(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_pod_name=~"a-1",'
+        'faultkit_origin!="probe"}, '
         '"pod", "$1", "k8s_pod_name", "(.*)"))')
     query = 'sum by (pod, code) (rate_me{ns="$namespace",pod=~"$pods"})'
     signal = signals_from_data({"requests": {"kind": "promql", "query": query, "status_label": "code"}}).requests
@@ -80,7 +83,7 @@ def test_exposition_by_promql_and_a_users_query_template():
 
 def _with_signals(ws, text: str) -> None:
     path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text().replace("\nservices:\n", f"\nsignals:\n{text}services:\n"))
+    path.write_text(path.read_text().replace("\nsignals:\n  requests: {probe_marked: true}\n", f"\nsignals:\n{text}"))
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -89,6 +92,7 @@ def _with_signals(ws, text: str) -> None:
      r"app.yaml:\d+: signals.requests.kind: expected one of exposition, spanmetrics, promql, found 'prometheus'"),
     ("  requests: {query: 'up'}\n", r"app.yaml:\d+: signals.requests: "),
     ("  traces: {jaeger: 'localhost:16686'}\n", r"app.yaml:\d+: signals.traces.jaeger: "),
+    ("  requests: {probe_marked: 'yes'}\n", r"app.yaml:\d+: signals.requests.probe_marked: "),
 ])
 def test_a_bad_signals_section_is_one_located_line(ws, text, message):
     _with_signals(ws, text)

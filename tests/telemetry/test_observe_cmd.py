@@ -116,7 +116,7 @@ def test_a_call_the_descriptor_misses_is_reported_and_exits_1(ws: Workspace, cli
 
 def test_a_jaeger_named_by_the_descriptor_is_read(ws: Workspace, cli, jaeger: FakeJaeger) -> None:
     path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text() + f"signals:\n  traces: {{jaeger: '{jaeger.url}'}}\n")
+    path.write_text(path.read_text().replace("\nsignals:\n", f"\nsignals:\n  traces: {{jaeger: '{jaeger.url}'}}\n", 1))
     done = cli("apps", "observe", "minishop", "--for", "0.1s", "--json", env=without_jaeger_env(), check=0)
     assert json.loads(done.stdout)["jaeger"] == jaeger.url
 

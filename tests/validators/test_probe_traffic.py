@@ -24,9 +24,11 @@ def probed(w: Window, statuses: list[int | None]) -> Window:
     return {**w, "probe_period_s": 1.0, "probes": attempts}
 
 
-def verdict(version: int, after_rates: dict[str, tuple[float, float]]) -> dict[str, dict]:
+def verdict(version: int, after_rates: dict[str, tuple[float, float]],
+            sources: dict[str, dict[str, object]] | None = None) -> dict[str, dict]:
     """One cycle: before, the workload's 120 non-5xx a minute at the frontend and the probe's 120
-    (60 attempts of two requests); after, as given, with every request of the probe's answered 500."""
+    (60 attempts of two requests); after, as given, with every request of the probe's answered 500.
+    `sources`: what each window records measured its counts (rules v5)."""
     data = inputs()
     data["entry"]["probe"] = {"service": "frontend", "method": "GET", "path": "/cart?user=probe"}
     data["rules_version"] = version
@@ -38,6 +40,8 @@ def verdict(version: int, after_rates: dict[str, tuple[float, float]]) -> dict[s
     }
     stages = {"stages": [], "cycles": [{"index": 1, "counted": True, "before": "before-1", "after": "after-1",
                                         "recovery": "recovery-1", "inject": {"ok": True}, "revert": {"ok": True}}]}
+    if sources is not None:
+        windows = {name: {**w, "sources": sources} for name, w in windows.items()}
     out = judge(data, stages, windows)  # type: ignore[arg-type]
     return {r["rule"]: r for r in out["rules"] if r.get("cycle") == 1}
 
@@ -59,6 +63,22 @@ def test_a_probes_failing_setup_step_no_longer_passes_the_screen_alone():
     v3, v4 = verdict(3, after)["screen-server-errors"], verdict(4, after)["screen-server-errors"]
     assert (v3["passed"], v3["measured"]) == (True, 62.0)
     assert (v4["passed"], v4["measured"]) == (False, 2.0)
+
+
+def test_counts_that_leave_the_probe_out_are_not_reduced_by_its_requests():
+    """Read through PromQL, minishop's counts leave the probe's marked requests out (issue 31): the
+    12 5xx a minute at the frontend are all the workload's, where taking the probe's 120 failures off
+    again measured 0; and keeps-serving asks for 25% of the before window's whole 240 answers, none
+    taken off."""
+    after = {"frontend": (50.0, 12.0), "cart": (120.0, 0.0)}
+    left_out = {"requests": {"kind": "promql", "probe_counted": False}, "logs": {"source": "pods"}}
+    counted = {"requests": {"kind": "pod-proxy"}, "logs": {"source": "pods"}}
+    screen, serving = verdict(5, after, left_out)["screen-server-errors"], verdict(5, after, left_out)["keeps-serving"]
+    assert (screen["passed"], screen["measured"]) == (True, 12.0)
+    assert (serving["passed"], serving["threshold"]) == (False, 60.0)  # 25% of the before window's 240
+    screen = verdict(5, after, counted)["screen-server-errors"]
+    assert (screen["passed"], screen["measured"]) == (False, 0.0)
+    assert sc.probe_counted({"samples": []}) and not sc.probe_counted({"samples": [], "sources": left_out})
 
 
 def test_probe_requests_count_each_answer_and_each_request_left_unanswered():

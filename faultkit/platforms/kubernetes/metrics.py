@@ -40,8 +40,10 @@ def pod_requests(conn: Connection, namespace: str, pod: str, port: int, signal: 
 def request_source(prometheus_url: str, namespace: str, signal: RequestSignal) -> dict[str, object]:
     """Where request counts are read, as a window's `sources` records it."""
     if prometheus_url:
+        # an app that marks the probe's requests has them left out of what PromQL counts (signals.py)
         return {"kind": "promql", "signal": signal.kind, "endpoint": prometheus_url,
-                "query": signal.promql(namespace, ["<the service's pods>"]), "metric": signal.metric}
+                "query": signal.promql(namespace, ["<the service's pods>"]), "metric": signal.metric,
+                "probe_counted": not signal.probe_marked}
     return {"kind": "pod-proxy", "signal": signal.kind, "endpoint": "/metrics", "metric": signal.metric}
 
 

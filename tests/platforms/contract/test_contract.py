@@ -65,7 +65,7 @@ def test_logs_name_the_instances(platform: Platform) -> None:
 
 def test_signal_sources_say_where_requests_and_logs_are_read(platform: Platform) -> None:
     """What a rules v5 window records beside its figures: a kind and a metric for requests, a source
-    and a format for logs (minishop declares no signals: its JSON lines)."""
+    and a format for logs (minishop declares no log format: its JSON lines)."""
     sources = platform.signal_sources()
     assert set(sources) == {"requests", "logs"}
     assert sources["requests"]["kind"] and sources["requests"]["metric"]

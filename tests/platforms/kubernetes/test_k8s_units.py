@@ -129,3 +129,8 @@ def test_request_source_names_the_query_or_the_pod_proxy():
     assert promql["query"] == signal.promql("shop", ["<the service's pods>"])
     assert str(promql["query"]).startswith(
         'sum by (pod, http_response_status_code) (http_server_request_duration_seconds_count{namespace="shop"')
+    # the probe's requests are in these counts unless the app marks them: then PromQL leaves them out
+    assert promql["probe_counted"] is True
+    marked = RequestSignal(probe_marked=True)
+    assert request_source("http://prometheus.example:9090", "shop", marked)["probe_counted"] is False
+    assert "probe_counted" not in request_source("", "shop", marked)  # a pod's /metrics counts them all
