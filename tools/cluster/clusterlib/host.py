@@ -49,9 +49,9 @@ def allow_forwarding() -> None:
     such a connect unrewritten, so it would leave by the host's default route, and this host's network
     answered it with HTTP 404: a fault pointing a client at a wrong port showed 404s, where a cluster
     refuses the connection (kube-proxy's nftables mode rejects it so). The chain is filled afresh."""
-    def ipt(*args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["iptables", "-w", *args], capture_output=True, check=True)
-    if subprocess.run(["iptables", "-w", "-n", "-L", FORWARD_CHAIN], capture_output=True).returncode != 0:
+    def ipt(*args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["iptables", "-w", *args], capture_output=True, check=check)
+    if ipt("-n", "-L", FORWARD_CHAIN, check=False).returncode != 0:
         ipt("-N", FORWARD_CHAIN)
     ipt("-F", FORWARD_CHAIN)
     unserved = ("-i", BRIDGE, "-d", SERVICE_CIDR)
@@ -59,7 +59,7 @@ def allow_forwarding() -> None:
     ipt("-A", FORWARD_CHAIN, *unserved, "-j", "REJECT")
     ipt("-A", FORWARD_CHAIN, "-i", BRIDGE, "-j", "ACCEPT")
     ipt("-A", FORWARD_CHAIN, "-o", BRIDGE, "-j", "ACCEPT")
-    if subprocess.run(["iptables", "-w", "-C", "FORWARD", "-j", FORWARD_CHAIN], capture_output=True).returncode != 0:
+    if ipt("-C", "FORWARD", "-j", FORWARD_CHAIN, check=False).returncode != 0:
         ipt("-I", "FORWARD", "1", "-j", FORWARD_CHAIN)
 
 
