@@ -7,13 +7,13 @@ import pytest
 from faultkit.apps.descriptor import load_app
 from faultkit.apps.logformat import JSON_LINES, LogFormat
 from faultkit.errors import InputError
+from tests.helpers.minishop_signals import add_to_signals
 
 LOGBACK = r"^\S+ \S+ (?P<level>[A-Z]+) \[(?P<thread>[^\]]*)\] (?P<logger>\S+) - (?P<message>.*)$"
 
 
 def _with_signals(ws, block: str) -> None:
-    path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text().replace("\nsignals:\n", "\nsignals:\n  logs:\n" + block, 1))
+    add_to_signals(ws, "  logs:\n" + block)
 
 
 def test_no_log_format_is_json_lines(ws):

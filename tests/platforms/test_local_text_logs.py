@@ -21,6 +21,7 @@ from faultkit.observe.load import Limits
 from faultkit.platforms.local import LocalPlatform
 from faultkit.validators.params import ValidationParams
 from faultkit.workspace import Workspace
+from tests.helpers.minishop_signals import add_to_signals
 from tests.helpers.retrying import validate
 from tests.validators import shop
 
@@ -43,8 +44,8 @@ def text_logging(ws: Workspace) -> None:
                 for container in doc["spec"]["template"]["spec"]["containers"]:
                     container.setdefault("env", []).append({"name": "LOG_FORMAT", "value": "text"})
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    app = ws.apps_dir / "minishop" / "app.yaml"
-    app.write_text(app.read_text() + yaml.safe_dump({"signals": {"logs": {"format": "text", "pattern": LOGBACK}}}))
+    logs = yaml.safe_dump({"logs": {"format": "text", "pattern": LOGBACK}})
+    add_to_signals(ws, "".join(f"  {line}\n" for line in logs.splitlines()))
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from faultkit.apps.observed_graph import load_observed
 from faultkit.observe import graph_reader
 from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env
+from tests.helpers.minishop_signals import add_to_signals
 
 
 def jaeger_span(trace: str, span_id: str, parent: str, process: str, kind: str, **tags: Any) -> dict[str, Any]:
@@ -115,8 +116,7 @@ def test_a_call_the_descriptor_misses_is_reported_and_exits_1(ws: Workspace, cli
 
 
 def test_a_jaeger_named_by_the_descriptor_is_read(ws: Workspace, cli, jaeger: FakeJaeger) -> None:
-    path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text().replace("\nsignals:\n", f"\nsignals:\n  traces: {{jaeger: '{jaeger.url}'}}\n", 1))
+    add_to_signals(ws, f"  traces: {{jaeger: '{jaeger.url}'}}\n")
     done = cli("apps", "observe", "minishop", "--for", "0.1s", "--json", env=without_jaeger_env(), check=0)
     assert json.loads(done.stdout)["jaeger"] == jaeger.url
 
