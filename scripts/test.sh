@@ -112,9 +112,9 @@ export FAULTKIT_TELEMETRY_JAEGER
 tier -m "live and not exclusive" -n 3 --dist loadscope --durations=40 "$@"
 
 # Then the exclusive ones, on the machine's one cluster and Docker engine: first, one at a time, those
-# that nothing may run beside (the cluster taken down and up, the engine read whole: marked alone);
-# then the rest on two workers, a module to a worker (tests/conftest.py), with the modules that bring
-# up several namespaces at once in one group, which starts first. (Tried on two workers before this
+# that nothing may run beside (the cluster taken down and up, the node loaded, the engine read whole:
+# marked alone); then the rest on two workers, a module to a worker (tests/conftest.py), with the
+# modules that bring up several namespaces at once in one group, which starts first. (Tried on two workers before this
 # grouping, with local minishop's tests beside the cluster's, rollouts on the cluster timed out.)
 scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh

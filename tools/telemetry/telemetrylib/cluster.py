@@ -117,7 +117,10 @@ def manifests(jaeger_image: str, prometheus_image: str, rule_packs: dict[str, st
                     "containers": [{
                         "name": name, "image": image, "imagePullPolicy": "Never", "args": args, "env": env,
                         "ports": [{"name": PORT_NAMES[p], "containerPort": n} for p, n in ports.items()],
-                        "readinessProbe": {"httpGet": {"path": ready_path, "port": ready_port}, "periodSeconds": 1},
+                        # ready fast, and kept ready on a busy node: queries reach only ready pods
+                        # (a 1 s probe timed out thrice in a row, and the stack stopped answering)
+                        "readinessProbe": {"httpGet": {"path": ready_path, "port": ready_port}, "periodSeconds": 1,
+                                           "timeoutSeconds": 5, "failureThreshold": 30},
                         "volumeMounts": [{"name": v, "mountPath": at} for v, (_, at) in volumes.items()],
                         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
                     }],
