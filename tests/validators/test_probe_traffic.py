@@ -73,7 +73,8 @@ def test_counts_that_leave_the_probe_out_are_not_reduced_by_its_requests():
     after = {"frontend": (50.0, 12.0), "cart": (120.0, 0.0)}
     left_out = {"requests": {"kind": "promql", "probe_counted": False}, "logs": {"source": "pods"}}
     counted = {"requests": {"kind": "pod-proxy"}, "logs": {"source": "pods"}}
-    screen, serving = verdict(5, after, left_out)["screen-server-errors"], verdict(5, after, left_out)["keeps-serving"]
+    rules = verdict(5, after, left_out)
+    screen, serving = rules["screen-server-errors"], rules["keeps-serving"]
     assert (screen["passed"], screen["measured"]) == (True, 12.0)
     assert (serving["passed"], serving["threshold"]) == (False, 60.0)  # 25% of the before window's 240
     screen = verdict(5, after, counted)["screen-server-errors"]
