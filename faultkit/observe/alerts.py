@@ -17,8 +17,7 @@ import threading
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
-import requests
-
+from faultkit import query_reads
 from faultkit.observe import query_url
 
 TIMEOUT_S = 5.0
@@ -50,7 +49,7 @@ def check_url(url: str, option: str = "--alerts", in_cluster: bool = False) -> s
 def active_alerts(url: str) -> list[dict[str, Any]]:
     """The alerts Prometheus holds now (pending and firing), as its API gives them. Raises OSError
     (requests' errors are OSErrors) or ValueError when there is no good answer."""
-    resp = requests.get(f"{url}/api/v1/alerts", timeout=TIMEOUT_S)
+    resp = query_reads.get(f"{url}/api/v1/alerts", timeout=TIMEOUT_S)
     if resp.status_code != 200:
         raise ValueError(f"HTTP {resp.status_code}")
     body = resp.json()

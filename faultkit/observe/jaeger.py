@@ -18,6 +18,7 @@ from typing import Any
 
 import requests
 
+from faultkit import query_reads
 from faultkit.observe import query_url
 
 TIMEOUT_S = 10.0
@@ -52,7 +53,7 @@ def check_url(url: str, option: str = "--jaeger", in_cluster: bool = False) -> s
 def get_data(url: str, path: str, params: dict[str, Any] | None = None) -> Any:
     """The `data` member of one API answer."""
     try:
-        resp = requests.get(f"{url}{path}", params=params, timeout=TIMEOUT_S)
+        resp = query_reads.get(f"{url}{path}", params=params, timeout=TIMEOUT_S)
     except requests.RequestException as e:
         raise JaegerError(f"Jaeger at {url} did not answer {path} ({type(e).__name__})") from None
     if resp.status_code != 200:

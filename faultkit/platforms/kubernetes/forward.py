@@ -11,6 +11,7 @@ import itertools
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.platforms.kubernetes.instances import is_ready
 from faultkit.platforms.service_url import parse_service_url
 
+QUERY_WAIT_S = 2.0  # how long a connection to a query service (to_service) waits for a pod to forward to
 Picker = Callable[[], tuple[str, int] | None]  # a ready pod and its target port, now
 
 
@@ -31,18 +33,10 @@ class _Handler(socketserver.BaseRequestHandler):
     server: _Server
 
     def handle(self) -> None:
-        target = self.server.pick()
-        if target is None:
+        opened = self._open()
+        if opened is None:
             return  # nothing ready behind the Service: the client sees the connection close, as it would
-        pod, port = target
-        try:
-            # an ApiClient of its own: the stream helpers swap the client's request method while they
-            # run, which would turn every other thread's API call on a shared client into a websocket
-            api = client.CoreV1Api(client.ApiClient(self.server.conn.api.configuration))
-            pf = portforward(api.connect_get_namespaced_pod_portforward, pod, self.server.namespace, ports=str(port))
-            remote = pf.socket(port)
-        except Exception:  # the client library raises bare exceptions for a refused upgrade
-            return
+        pf, remote = opened
         remote.setblocking(True)
         done = threading.Event()
 
@@ -63,6 +57,30 @@ class _Handler(socketserver.BaseRequestHandler):
         except Exception:  # closing a half-closed websocket raises from the library; nothing to keep
             pass
 
+    def _open(self) -> tuple[Any, socket.socket] | None:
+        """A forward to a ready pod, tried for up to the server's `wait`: on a busy node a query
+        service's pod can fail a readiness probe for a moment, or the API server refuse an upgrade,
+        and a query that waits two seconds is better served than one closed at once. The app's own
+        forwards wait for nothing: a probe of a fault that leaves nothing ready must see it at once."""
+        deadline = time.monotonic() + self.server.wait
+        while True:
+            target = self.server.pick()
+            if target is not None:
+                pod, port = target
+                try:
+                    # an ApiClient of its own: the stream helpers swap the client's request method while
+                    # they run, which would turn every other thread's API call on a shared client into a
+                    # websocket
+                    api = client.CoreV1Api(client.ApiClient(self.server.conn.api.configuration))
+                    pf = portforward(api.connect_get_namespaced_pod_portforward, pod, self.server.namespace,
+                                     ports=str(port))
+                    return pf, pf.socket(port)
+                except Exception:  # the client library raises bare exceptions for a refused upgrade
+                    pass
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.5)
+
 
 def _container_port(pod: dict[str, Any], target: int | str) -> int:
     """A Service's targetPort in one pod: a number, or the number of the container port so named."""
@@ -79,9 +97,9 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, conn: Connection, namespace: str, pick: Picker) -> None:
+    def __init__(self, conn: Connection, namespace: str, pick: Picker, wait: float) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.conn, self.namespace, self.pick = conn, namespace, pick
+        self.conn, self.namespace, self.pick, self.wait = conn, namespace, pick, wait
 
 
 class Forwards:
@@ -93,13 +111,13 @@ class Forwards:
         self.lock = threading.Lock()
         self.turn = itertools.count()
 
-    def url(self, key: tuple[str, int], pods: Callable[[], list[tuple[str, int]]]) -> str:
+    def url(self, key: tuple[str, int], pods: Callable[[], list[tuple[str, int]]], wait: float = 0.0) -> str:
         with self.lock:
             if key not in self.servers:
                 def pick() -> tuple[str, int] | None:
                     ready = pods()
                     return ready[next(self.turn) % len(ready)] if ready else None
-                srv = _Server(self.conn, self.namespace, pick)
+                srv = _Server(self.conn, self.namespace, pick, wait)
                 threading.Thread(target=srv.serve_forever, daemon=True).start()
                 self.servers[key] = srv
             return f"http://127.0.0.1:{self.servers[key].server_address[1]}"
@@ -133,7 +151,7 @@ class Forwards:
                 return []  # no such Service, or no API server now: the client sees the connection close
             ready = [p for p in self.conn.api.sanitize_for_serialization(found) if is_ready(p)]
             return [(p["metadata"]["name"], _container_port(p, spec.target_port or port)) for p in ready]
-        return self.url((f"service {service}", port), pods)
+        return self.url((f"service {service}", port), pods, QUERY_WAIT_S)
 
     def close(self) -> None:
         with self.lock:

@@ -16,6 +16,7 @@ import requests
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from faultkit import query_reads
 from faultkit.apps.signals import EXPOSITION, RequestSignal
 from faultkit.errors import PlatformError
 from faultkit.platforms.counters import DEFAULT, parse_requests
@@ -63,7 +64,8 @@ class PromQL:
     def query(self, promql: str) -> list[tuple[dict[str, str], float]]:
         """The instant vector's samples as (labels, value)."""
         try:
-            r = self.session.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=self.timeout)
+            r = query_reads.get(f"{self.url}/api/v1/query", self.session, params={"query": promql},
+                                timeout=self.timeout)
             body = r.json()
         except (requests.RequestException, ValueError) as e:
             raise PlatformError(f"--prometheus {self.name}: no answer to a query ({e}); check that Prometheus runs "
