@@ -17,6 +17,7 @@ from typing import Any
 
 from faultkit.errors import InputError
 from faultkit.keys import CONFIG_FILE, committed_text
+from faultkit.observe.alerts import AlertRecord
 from faultkit.observe.window import Window
 from faultkit.tomlio import load_toml, parse_toml, table
 from faultkit.validators.screening import Rule
@@ -43,11 +44,15 @@ def decides(inputs: Mapping[str, Any]) -> bool:
     return inputs["params"].get("alert_raised") is True
 
 
+def alert_name(alert: AlertRecord) -> str:
+    """`name{label=value, ...}`, or the name alone without labels."""
+    labels = alert["labels"]
+    return alert["alert"] + ("{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}" if labels else "")
+
+
 def fired(window: Window) -> set[str]:
-    """Every alert that fired in the window, as `name{label=value, ...}` (the name alone without labels)."""
-    return {a["alert"] + ("{" + ", ".join(f"{k}={v}" for k, v in sorted(a["labels"].items())) + "}"
-                          if a["labels"] else "")
-            for a in window["alerts"]["alerts"] if a["state"] == "firing"}
+    """Every alert that fired in the window, by its alert_name."""
+    return {alert_name(a) for a in window["alerts"]["alerts"] if a["state"] == "firing"}
 
 
 def raised(before: Window, after: Window) -> list[str]:

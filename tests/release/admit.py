@@ -67,15 +67,24 @@ def window(name: str, start: float, data: dict[str, Any], info: dict[str, Any], 
     return {**w, "points": screening.points(w, tuple(info["scope"]))}
 
 
+def window_alerts(win: dict[str, Any], service: str, firing: bool) -> dict[str, Any]:
+    at = win["start"] + 4
+    rows = [{"alert": "ServiceErrorRatioHigh", "labels": {"service_name": service}, "state": "firing",
+             "active_at": at - 2, "first_seen": at - 2, "last_seen": win["end"], "firing_seen": at}] if firing else []
+    return {"source": "http://127.0.0.1:9090", "polls": int(win["window_s"]), "failed_polls": 0, "alerts": rows}
+
+
 def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", run: str = "run-1",
                 root: Path | None = None, rules_version: int = 2, start: float = START,
-                samples: int = SAMPLES, bound: bool = False) -> tuple[str, str]:
+                samples: int = SAMPLES, bound: bool = False, alerts: bool = False) -> tuple[str, str]:
     """Seal and sign evidence/<id>/<run>/ for `data`; `status` "admitted" shows the symptom in every
     after window, anything else in none (judge then rejects). Returns (folder relative to root, digest).
     The windows are shaped as the sampler of `rules_version` writes them: v2 by default, the rules
     the shipped bundles were sealed under (a v2 admission needs no second verdict). `samples`: the
     window's length in seconds (one sample a second), recorded as the run's window. `bound`: seal the
-    bindings (descriptor, source, build, rules) as the validator does since issue 32."""
+    bindings (descriptor, source, build, rules) as the validator does since issue 32. `alerts`: each
+    window records the pack's alerts as `validate --alerts` does, the target's error alert firing 4 s
+    into every sick window."""
     body = {k: v for k, v in copy.deepcopy(data).items() if k != "validation"}
     folder = (root or ws.evidence_dir) / body["id"] / run
     info = app_info(ws, body)
@@ -100,12 +109,14 @@ def make_bundle(ws: Workspace, data: dict[str, Any], status: str = "admitted", r
         cycles.append({"index": index, "counted": True, "before": f"before-{index}", "after": f"after-{index}",
                        "recovery": f"recovery-{index}", "inject": inject, "revert": {"ok": True, "detail": "restored"}})
         v = rules_version
-        w.write(f"windows/before-{index}.json", window(f"before-{index}", t, body, info, False, rules_version=v,
-                                                       length=samples))
-        w.write(f"windows/after-{index}.json", window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD, v,
-                                                      samples))
-        w.write(f"windows/recovery-{index}.json", window(f"recovery-{index}", t + 20, body, info, False,
-                                                         rules_version=v, length=samples))
+        windows = {"before": window(f"before-{index}", t, body, info, False, rules_version=v, length=samples),
+                   "after": window(f"after-{index}", t + 10, body, info, sick, NEW_BUILD, v, samples),
+                   "recovery": window(f"recovery-{index}", t + 20, body, info, False, rules_version=v,
+                                      length=samples)}
+        for kind, win in windows.items():
+            if alerts:
+                win["alerts"] = window_alerts(win, body["target"]["service"], sick and kind == "after")
+            w.write(f"windows/{kind}-{index}.json", win)
         t += 30
     w.write("stages.json", {"aborted": None, "cycles": cycles, "stages": [
         {"stage": "lint", "status": "ok", "measured": 0, "threshold": 0, "detail": "clean"}]})
