@@ -67,7 +67,7 @@ def stack(kubeconfig: str) -> Iterator[dict[str, str]]:
 @pytest.fixture(scope="module")
 def shop(stack: dict[str, str], kubeconfig: str, tmp_path_factory: pytest.TempPathFactory
          ) -> Iterator[KubernetesPlatform]:
-    assert stack["FAULTKIT_PROMETHEUS"] == PROMETHEUS
+    assert stack["FAULTKIT_PROMETHEUS"] == stack["FAULTKIT_ALERTS"] == PROMETHEUS
     p = new_platform(tmp_path_factory.mktemp("k8s-otel"), kubeconfig, namespace=ns_name("otel"),
                      otlp_endpoint=stack["FAULTKIT_OTLP_ENDPOINT"], prometheus=PROMETHEUS)
     p.up("minishop", timeout=240)

@@ -263,4 +263,5 @@ def env_lines() -> list[str]:
     """Exports pointing faultkit's kubernetes platform at the stack."""
     return [f"export FAULTKIT_OTLP_ENDPOINT=http://jaeger.{NAMESPACE}.svc:{PORTS['otlp_http']}",
             f"export FAULTKIT_PROMETHEUS=k8s://{NAMESPACE}/prometheus:{PORTS['prometheus']}",
+            f"export FAULTKIT_ALERTS=k8s://{NAMESPACE}/prometheus:{PORTS['prometheus']}",
             f"export FAULTKIT_JAEGER=k8s://{NAMESPACE}/jaeger:{PORTS['jaeger_query']}"]
