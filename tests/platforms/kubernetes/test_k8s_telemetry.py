@@ -141,7 +141,9 @@ def test_counts_through_the_stack_agree_with_the_pods_and_its_errors_page(shop: 
     assert sum(sum((c or {}).values()) for c in counted.values()) > 0
 
     firing = 'ALERTS{alertname="ServiceErrorRatioHigh",service_name="checkout",alertstate="firing"}'
-    assert shop.promql.query(firing) == []
+    # quiet before the break: a checkout failing right after `up` (a Service not programmed yet) can
+    # page for as long as the 30 s rate holds it, as it did once in CI on a busy node
+    wait_until(lambda: shop.promql.query(firing) == [], 60, "ServiceErrorRatioHigh for checkout quiet")
     old = shop.read_field("checkout", "checkout", "env.PAYMENT_ADDR")
     shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", "payment:1")
     try:
