@@ -73,6 +73,7 @@ def test_the_cluster_commands_without_a_cluster_fail_in_one_line(tmp_path: Path)
     assert exports.stdout.splitlines() == [
         "export FAULTKIT_OTLP_ENDPOINT=http://jaeger.telemetry.svc:4318",
         "export FAULTKIT_PROMETHEUS=k8s://telemetry/prometheus:9090",
+        "export FAULTKIT_ALERTS=k8s://telemetry/prometheus:9090",
         "export FAULTKIT_JAEGER=k8s://telemetry/jaeger:16686"]
 
 
