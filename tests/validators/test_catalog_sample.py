@@ -1,7 +1,7 @@
 """A sample of the shipped minishop catalog, validated end to end on every CI run.
 
 Two admitted faults per mechanism go through the real command, `faultkit validate`, with the
-protocol's repeat of 2 and 8 s windows, and each bundle is judged again offline. The entries and
+protocol's repeat of 2 and 10 s windows, and each bundle is judged again offline. The entries and
 patches are the committed ones (their recorded verdicts stripped) in a throwaway workspace, so the
 run writes nothing into the repository. The sample holds faults whose symptom is certain rather
 than drawn: a 50% connection loss, admitted with 10 s windows, came out flaky at 8 s when every
@@ -13,6 +13,9 @@ and one CI cycle counted none (its after window's 34 frontend 5xx were all the p
 while the frontend's recommendation port fails every home and product page. The code pair gave up
 checkout's shipping quote for the same reason (20 to 65 errors a minute in its admitted bundles; a CI
 cycle at 8 s fell below the bound): productcatalog's list pages fail every home page (270 to 390).
+The windows are 10 s, the shortest every sampled fault was admitted at, no longer 8 s: at 8 s the
+recommendation port's keeps-serving, 1.57 to 2.14 times its bound in four quiet runs here, fell
+below it in one CI cycle while the cluster came up beside this tier.
 
 Validations here run under the default rules (v5; as v4 for the counts), which take every request of the symptom probe
 off the counted traffic: under v3 the probe's passing requests were a third of the frontend's
@@ -56,7 +59,7 @@ def faultkit(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
 def test_sampled_catalog_fault_is_admitted_again(running, fault_id):
     ws = running
     shop.from_catalog(ws, fault_id)
-    proc = retrying.run(lambda: faultkit(ws, "validate", "--fault", fault_id, "--window", "8s", "--interval", "1s",
+    proc = retrying.run(lambda: faultkit(ws, "validate", "--fault", fault_id, "--window", "10s", "--interval", "1s",
                                          "--repeat", "2", "--no-record", "--json"))
     assert proc.stdout, proc.stderr[-2000:]
     verdict = json.loads(proc.stdout)
