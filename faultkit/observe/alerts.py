@@ -7,6 +7,11 @@ recorded once per window by its name and labels, with the most advanced state it
 saw it (and the first that saw it firing). An alert that fired and resolved between two samples is
 not seen: the sampling interval bounds what is missed.
 
+Several instances of an app may report to one stack (a campaign's workers, each in a namespace of its
+own). A watch given the platform's scope ({"k8s_namespace_name": NS}) keeps an alert unless one of
+its labels names another instance; an alert whose rule sums the scope's label away is kept, as the
+agent of any instance would see it. The window records the scope.
+
 Only an http(s) URL is read, as for Jaeger: a Prometheus inside a cluster is reached through a
 port-forward the user opens.
 """
@@ -14,6 +19,7 @@ port-forward the user opens.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
@@ -37,6 +43,7 @@ class WindowAlerts(TypedDict):
     source: str  # the Prometheus URL, as the user gave it
     polls: int
     failed_polls: int
+    scope: NotRequired[dict[str, str]]  # the labels an alert of another instance differs in
     error: NotRequired[str]  # the last failed poll's reason
     alerts: list[AlertRecord]  # sorted by name and labels
 
@@ -70,9 +77,10 @@ class AlertWatch:
     """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window. Polls may
     overlap (the sampler sends each beside its sample), so what they record is kept under a lock."""
 
-    def __init__(self, url: str, name: str = "") -> None:
+    def __init__(self, url: str, name: str = "", scope: Mapping[str, str] | None = None) -> None:
         self.url = check_url(url)
         self.name = name or self.url  # as the user gave it (a k8s:// Service is read through a forward)
+        self.scope = dict(sorted((scope or {}).items()))
         self.lock = threading.Lock()
         self._reset()
 
@@ -99,7 +107,7 @@ class AlertWatch:
             labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
             name = labels.pop("alertname", "")
             state = str(a.get("state", ""))
-            if state not in ("pending", "firing"):
+            if state not in ("pending", "firing") or self._elsewhere(labels):
                 continue
             key = (name, tuple(sorted(labels.items())))
             record = self.seen.setdefault(key, {"alert": name, "labels": dict(sorted(labels.items())),
@@ -110,10 +118,16 @@ class AlertWatch:
                 record["state"] = "firing"
                 record.setdefault("firing_seen", round(t, 3))
 
+    def _elsewhere(self, labels: Mapping[str, str]) -> bool:
+        """Whether an alert's labels name another instance than the scope's."""
+        return any(k in labels and labels[k] != v for k, v in self.scope.items())
+
     def take(self) -> WindowAlerts:
         with self.lock:
             out: WindowAlerts = {"source": self.name, "polls": self.polls, "failed_polls": self.failed,
                                  "alerts": [self.seen[k] for k in sorted(self.seen)]}
+            if self.scope:
+                out["scope"] = dict(self.scope)
             if self.error:
                 out["error"] = self.error
             self._reset()

@@ -182,6 +182,10 @@ class Platform(Protocol):
         """Which source `request_counts` and `logs` read, as each window records it (rules v5):
         {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}."""
         ...
+    def telemetry_scope(self) -> dict[str, str]:
+        """The labels that tell this instance's telemetry from another instance's on a shared stack, as
+        Prometheus holds them ({"k8s_namespace_name": NS} on kubernetes); {} where there are none."""
+        ...
 
     # direct interventions
     def actions(self) -> frozenset[str]:

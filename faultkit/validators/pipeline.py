@@ -93,7 +93,8 @@ def validate(
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
     traces = trace_windows(params, app, platform)
-    alerts = AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts) if params.alerts else None
+    alerts = (AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts, platform.telemetry_scope())
+              if params.alerts else None)
     if entry.direct:
         platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"

@@ -47,8 +47,9 @@ class FakePlatform:
 
     def __init__(self, workspace: Workspace, state_file: Path | None = None,
                  behaviours: Sequence[Behaviour] | None = None, rollout_s: float | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, scope: dict[str, str] | None = None) -> None:
         self.workspace = workspace
+        self.scope = dict(scope or {})  # what telemetry_scope() gives: an instance's labels, as a cluster's
         self.state_file = state_file
         self.store = Store(state_file)
         self.clock = clock
@@ -242,6 +243,9 @@ class FakePlatform:
     def signal_sources(self) -> dict[str, dict[str, object]]:
         return {"requests": {"kind": "simulated", "metric": "requests by status"},
                 "logs": {"source": "memory", "format": "json"}}
+
+    def telemetry_scope(self) -> dict[str, str]:
+        return dict(self.scope)
 
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         with self.store.change() as s:

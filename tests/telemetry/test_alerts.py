@@ -17,7 +17,7 @@ import requests
 import yaml
 
 from faultkit.errors import UsageError
-from faultkit.observe.alerts import AlertWatch, check_url
+from faultkit.observe.alerts import AlertWatch, WindowAlerts, check_url
 from faultkit.observe.load import Limits
 from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
@@ -31,6 +31,8 @@ from tests.validators.test_trace_evidence import BEHAVIOURS, WINDOWS
 RULES = {"groups": [{"name": "test", "interval": "1s", "rules": [
     {"alert": "AlwaysFiring", "expr": 'vector(1) > 0', "for": "0s", "labels": {"severity": "page"}},
     {"alert": "HeldPending", "expr": 'vector(1) > 0', "for": "1h"},
+    {"alert": "InstanceFiring", "expr": 'vector(1) > 0', "labels": {"k8s_namespace_name": "shop-1"}},
+    {"alert": "InstanceFiring", "expr": 'vector(1) > 0', "labels": {"k8s_namespace_name": "shop-2"}},
 ]}]}
 
 
@@ -68,9 +70,8 @@ def _ready(url: str) -> bool:
         return False
 
 
-@pytest.mark.live
-def test_a_window_records_firing_and_pending_alerts_once_each(prometheus: str) -> None:
-    watch = AlertWatch(prometheus + "/")
+def _watched(watch: AlertWatch) -> WindowAlerts:
+    """A window of `watch` once it has seen AlwaysFiring firing and HeldPending pending (30 s at most)."""
     deadline = time.monotonic() + 30
     while True:
         watch.poll(time.time())
@@ -79,15 +80,33 @@ def test_a_window_records_firing_and_pending_alerts_once_each(prometheus: str) -
             break
         time.sleep(0.5)
     watch.poll(time.time())
-    window = watch.take()
+    return watch.take()
+
+
+@pytest.mark.live
+def test_a_window_records_firing_and_pending_alerts_once_each(prometheus: str) -> None:
+    watch = AlertWatch(prometheus + "/")
+    window = _watched(watch)
     assert window["source"] == prometheus and window["failed_polls"] == 0 and window["polls"] >= 2
+    assert "scope" not in window
     assert [(a["alert"], a["state"], a["labels"]) for a in window["alerts"]] == [
-        ("AlwaysFiring", "firing", {"severity": "page"}), ("HeldPending", "pending", {})]
+        ("AlwaysFiring", "firing", {"severity": "page"}), ("HeldPending", "pending", {}),
+        ("InstanceFiring", "firing", {"k8s_namespace_name": "shop-1"}),
+        ("InstanceFiring", "firing", {"k8s_namespace_name": "shop-2"})]
     firing = window["alerts"][0]
     assert firing["active_at"] is not None and firing["active_at"] <= firing["first_seen"] <= firing["last_seen"]
     assert firing["firing_seen"] >= firing["first_seen"]
     assert "firing_seen" not in window["alerts"][1]
     assert watch.take()["alerts"] == [] and watch.polls == 0  # take() starts the next window afresh
+
+
+@pytest.mark.live
+def test_a_scoped_window_leaves_out_the_alerts_of_another_instance(prometheus: str) -> None:
+    window = _watched(AlertWatch(prometheus, scope={"k8s_namespace_name": "shop-1"}))
+    assert window["scope"] == {"k8s_namespace_name": "shop-1"}
+    # an alert without the label (its rule sums it away) is any instance's, so it is kept
+    assert [(a["alert"], a["labels"].get("k8s_namespace_name")) for a in window["alerts"]] == [
+        ("AlwaysFiring", None), ("HeldPending", None), ("InstanceFiring", "shop-1")]
 
 
 def test_a_prometheus_that_does_not_answer_is_counted_not_raised() -> None:
@@ -108,7 +127,7 @@ def test_only_an_http_url_is_read(url: str) -> None:
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[tuple[Workspace, FakePlatform]]:
     ws = shop.make_workspace(tmp_path / "shop")
-    platform = FakePlatform(ws, behaviours=BEHAVIOURS)
+    platform = FakePlatform(ws, behaviours=BEHAVIOURS, scope={"k8s_namespace_name": "shop-1"})
     platform.up("minishop")
     yield ws, platform
     platform.down()
@@ -131,13 +150,14 @@ def test_validate_records_in_each_window_the_alerts_seen_beside_its_samples(runn
     for name, window in windows.items():
         alerts = window["alerts"]
         assert alerts["source"] == prometheus and alerts["failed_polls"] == 0, name
+        assert alerts["scope"] == {"k8s_namespace_name": "shop-1"}, name  # the platform's: shop-2's is left out
         # one poll beside each sample the window took (a lead sample, taken before the change, has none)
         assert alerts["polls"] in (len(window["samples"]), len(window["samples"]) - 1), name
-        assert [(a["alert"], a["state"]) for a in alerts["alerts"]] == [("AlwaysFiring", "firing"),
-                                                                        ("HeldPending", "pending")], name
+        assert [(a["alert"], a["state"]) for a in alerts["alerts"]] == [
+            ("AlwaysFiring", "firing"), ("HeldPending", "pending"), ("InstanceFiring", "firing")], name
         for a in alerts["alerts"]:  # seen inside this window, not carried over from the one before
             assert window["start"] - 0.01 <= a["first_seen"] <= a["last_seen"] <= window["end"] + 0.01, (name, a)
-    # both alerts were already there before the change: alert-raised is reported, not met
+    # every alert was already there before the change: alert-raised is reported, not met
     verdict = json.loads((folder / "verdict.json").read_text())
     [raised] = [r for r in verdict["rules"] if r["rule"] == "alert-raised" and r["counted"]]
     assert (raised["passed"], raised["measured"]) == (False, 0) and "alert-raised" not in verdict["failed_rules"]

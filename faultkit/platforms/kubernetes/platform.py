@@ -7,10 +7,10 @@ Kubernetes specifics of the protocol:
   (`loader`, e.g. `tools/cluster/cluster load` or `kind load docker-image`; without one the
   cluster must pull the tags itself), server-side applies the manifests with the built tags and
   waits until every Deployment's rollout is complete by completion.py. `adopt=NAMESPACE` instead
-  takes over an app deployed by other tooling: nothing is applied, `down` only forgets it.
-  `existing=True` applies the app into a namespace someone else made for it (a campaign Job's,
-  whose service account may not create namespaces); `down` deletes what was applied, not the
-  namespace. `images=` names prebuilt service images already on the nodes: nothing is built.
+  takes over an app deployed by other tooling: nothing is applied, `down` only forgets it. `existing=True`
+  applies the app into a namespace someone else made for it (a campaign Job's, whose service account may
+  not create namespaces); `down` deletes what was applied, not the namespace. `images=` names prebuilt
+  service images already on the nodes: nothing is built.
 * Workloads are Deployments (`cart` or `Deployment/cart`); Services `Service/cart` (container "").
 * `patch_field` raises errors.NotReady when the new pods never become ready; the change stays
   applied and the old replicas are stopped (no old replica keeps serving), as locally.
@@ -34,6 +34,7 @@ from kubernetes.client.exceptions import ApiException
 
 from faultkit import errors
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.apps.signals import PUSHED_NAMESPACE
 from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
@@ -65,15 +66,13 @@ class KubernetesPlatform:
         opts = options if options is not None else KubernetesOptions(**fields)
         self.workspace, self.options = workspace, opts
         self.prebuilt = dict(opts.images) if opts.images is not None else None
-        self.existing = opts.existing
-        self.owner = Ownership(workspace.state_dir)
+        self.existing, self.owner = opts.existing, Ownership(workspace.state_dir)
         rec = self.owner.read()
         # once up, the recorded cluster and context are the target, whatever the environment says now
         self.conn = Connection(rec.kubeconfig if rec else opts.kubeconfig, rec.context if rec else opts.context)
         self.namespace_arg, self.adopt_arg, self.default_app = opts.namespace, opts.adopt, opts.app
         loader = rec.loader if rec and rec.loader else opts.loader
-        self.loader_text = loader or ""
-        self.loader = shlex.split(loader) if loader else None
+        self.loader_text, self.loader = loader or "", shlex.split(loader) if loader else None
         self.prometheus_url = opts.prometheus or (rec.prometheus if rec else "")  # a read source: the caller may choose
         self.otlp_endpoint = opts.otlp_endpoint or ""
         self.ledger = Ledger(self.owner.base / "pods.json")
@@ -281,6 +280,9 @@ class KubernetesPlatform:
         return {"requests": request_source(self.prometheus_url, self.owner.require().namespace,
                                            self.descriptor.signals.requests),
                 "logs": pod_log_source(self.descriptor.log_format)}
+
+    def telemetry_scope(self) -> dict[str, str]:
+        return {PUSHED_NAMESPACE: self.owner.require().namespace}  # each pod's k8s.namespace.name (apply.py)
 
     @cached_property
     def promql(self) -> PromQL:

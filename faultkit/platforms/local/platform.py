@@ -267,6 +267,10 @@ class LocalPlatform:
         return {"requests": {"kind": "scrape", "signal": signal.kind, "endpoint": "/metrics", "metric": signal.metric},
                 "logs": log_source("files", self._descriptor().log_format)}
 
+    def telemetry_scope(self) -> dict[str, str]:
+        """None: the local instances report no resource label of their own."""
+        return {}
+
     def instance_endpoints(self, service: str) -> dict[str, str]:
         """Each instance's own address (its first containerPort), e.g. to scrape its /metrics."""
         return self._call("instance_endpoints", service=service)
