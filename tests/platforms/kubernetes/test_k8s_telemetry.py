@@ -154,6 +154,8 @@ def test_counts_through_the_stack_agree_with_the_pods_and_its_errors_page(shop: 
                    >= start + 3, 30, "the frontend's three 500s through the stack")
         # the load generator's checkouts keep failing: minishop's pack pages on checkout's error ratio
         wait_until(lambda: shop.promql.query(firing), 90, "ServiceErrorRatioHigh firing for checkout")
+        # the pack keeps the namespace: another instance on the stack would page apart
+        assert [labels["k8s_namespace_name"] for labels, _ in shop.promql.query(firing)] == [shop.target()["namespace"]]
         print(f"ServiceErrorRatioHigh fired {time.monotonic() - broken:.1f} s after the setting was in place")
     finally:
         shop.patch_field("checkout", "checkout", "env.PAYMENT_ADDR", old)
@@ -178,6 +180,7 @@ def test_validate_reads_each_windows_spans_and_alerts_from_the_stack_in_the_clus
     for name, window in windows.items():
         assert window["alerts"]["source"] == PROMETHEUS and window["alerts"]["failed_polls"] == 0, name
         assert window["alerts"]["polls"] > 0 and "error" not in window["traces"], (name, window["traces"])
+        assert window["alerts"]["scope"] == shop.telemetry_scope() == {"k8s_namespace_name": shop.target()["namespace"]}
     assert windows["before-1"]["traces"]["spans"] > 0 and windows["after-1"]["traces"]["failing"], windows
     recomputed, same = verify_and_judge(folder)
     assert same and recomputed["status"] == "admitted"
