@@ -268,7 +268,7 @@ class LocalPlatform:
                 "logs": log_source("files", self._descriptor().log_format)}
 
     def telemetry_scope(self) -> dict[str, str]:
-        """None: the local instances report no resource label of their own."""
+        """Nothing: the local instances report no resource label of their own."""
         return {}
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
