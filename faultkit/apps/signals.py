@@ -35,6 +35,8 @@ A `promql` query of the user's own should leave them out too when it sets `probe
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,13 @@ PROBE_MATCHER = 'faultkit_origin!="probe"'  # series the probe's marked requests
 # the pod and namespace of series pushed over OTLP: the resource attributes k8s.pod.name and
 # k8s.namespace.name (set by the kubernetes platform's --otlp-endpoint, or the k8sattributes processor)
 PUSHED_POD, PUSHED_NAMESPACE = "k8s_pod_name", "k8s_namespace_name"
+NAMESPACE_ATTRIBUTE = "k8s.namespace.name"
+
+
+def prometheus_labels(attributes: Mapping[str, str]) -> dict[str, str]:
+    """Resource attributes as the collector's Prometheus exporter names them as labels: every
+    character other than a letter, digit or underscore becomes an underscore."""
+    return {re.sub(r"[^a-zA-Z0-9_]", "_", key): value for key, value in attributes.items()}
 
 _DEFAULTS: dict[str, dict[str, str]] = {
     EXPOSITION: {"metric": HISTOGRAM_COUNT, "status_label": "http_response_status_code",

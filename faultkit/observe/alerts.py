@@ -8,7 +8,7 @@ saw it (and the first that saw it firing). An alert that fired and resolved betw
 not seen: the sampling interval bounds what is missed.
 
 Several instances of an app may report to one stack (a campaign's workers, each in a namespace of its
-own). A watch given the platform's scope ({"k8s_namespace_name": NS}) keeps an alert unless one of
+own). A watch given the platform's scope as labels ({"k8s_namespace_name": NS}) keeps an alert unless one of
 its labels names another instance; an alert whose rule sums the scope's label away is kept, as the
 agent of any instance would see it. The window records the scope.
 

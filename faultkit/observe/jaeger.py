@@ -13,6 +13,8 @@ is reached through the platform's port-forward first (Platform.query_address).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,16 +75,20 @@ def services(url: str) -> list[str]:
 
 
 def read_spans(url: str, services_wanted: list[str] | tuple[str, ...], start: float, end: float,
-               limit: int = TRACE_LIMIT) -> list[Span]:
+               scope: Mapping[str, str] | None = None, limit: int = TRACE_LIMIT) -> list[Span]:
     """Every span of the traces that touch any of `services_wanted` between `start` and `end` (epoch
     seconds), each trace once, sorted by trace and start time. A service Jaeger has never seen
-    contributes nothing."""
+    contributes nothing. With a `scope` (resource attributes, such as {"k8s.namespace.name": NS}),
+    only traces with a span of the service that carries them: Jaeger matches a tag against a span's
+    own attributes and its resource's, so another instance's traces stay out, and out of the limit."""
     known = set(services(url))
     traces: dict[str, dict[str, Any]] = {}
     for service in services_wanted:
         if service not in known:
             continue
         params = {"service": service, "start": int(start * 1e6), "end": int(end * 1e6), "limit": limit}
+        if scope:
+            params["tags"] = json.dumps(dict(scope), sort_keys=True)
         for trace in get_data(url, "/api/traces", params):
             traces.setdefault(str(trace.get("traceID", "")), trace)
     spans = [span for trace in traces.values() for span in _spans(trace)]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from faultkit.observe.jaeger import JaegerError, Span, read_spans
 from faultkit.observe.trace_window import TraceError, TraceSummary, summarize
 
 LAG_S = 5.0  # the SDK's default schedule delay (5 s) covers the collector's batch timeout too
-Reader = Callable[[str, tuple[str, ...], float, float], list[Span]]
+Reader = Callable[[str, tuple[str, ...], float, float, dict[str, str]], list[Span]]
 Traces = TraceSummary | TraceError
 UNREAD = "the validation ended before this window's spans were read"
 
@@ -26,10 +26,11 @@ UNREAD = "the validation ended before this window's spans were read"
 class TraceWindows:
     """Reads the spans of each window handed to `start`; `take` collects the summaries."""
 
-    def __init__(self, url: str, services: Sequence[str], lag_s: float = LAG_S, read: Reader = read_spans,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, services: Sequence[str], scope: Mapping[str, str] | None = None,
+                 lag_s: float = LAG_S, read: Reader = read_spans, clock: Callable[[], float] = time.time) -> None:
         self.url = url
         self.services = tuple(services)
+        self.scope = dict(scope or {})  # the instance's resource attributes: another instance's traces are not read
         self.lag_s = lag_s
         self.read = read
         self.clock = clock
@@ -66,9 +67,12 @@ class TraceWindows:
         if self.closing.wait(max(0.0, end + self.lag_s - self.clock())):
             return {"error": UNREAD}
         try:
-            spans = self.read(self.url, self.services, start, end)
+            spans = self.read(self.url, self.services, start, end, self.scope)
         except JaegerError as e:
             return {"error": str(e)}
         except (ValueError, TypeError, AttributeError, KeyError) as e:  # an answer not shaped like Jaeger's
             return {"error": f"Jaeger at {self.url} answered with spans that could not be read ({type(e).__name__})"}
-        return summarize(spans, self.services)
+        summary = summarize(spans, self.services)
+        if self.scope:
+            summary["scope"] = dict(self.scope)
+        return summary

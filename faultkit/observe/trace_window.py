@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from faultkit.observe.jaeger import Span
 
@@ -54,6 +54,7 @@ class TraceSummary(TypedDict):
     operations: list[OperationFigures]  # by service, operation, kind
     calls: list[CallFigures]  # by caller, callee
     failing: list[FailingPath]  # the TOP_PATHS most frequent paths, then by path
+    scope: NotRequired[dict[str, str]]  # the resource attributes the spans were read for (the instance's)
 
 
 class TraceError(TypedDict):

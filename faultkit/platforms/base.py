@@ -183,8 +183,9 @@ class Platform(Protocol):
         {"requests": {"kind", "endpoint" or "query", "metric"}, "logs": {"source", "format", ...}}."""
         ...
     def telemetry_scope(self) -> dict[str, str]:
-        """The labels that tell this instance's telemetry from another instance's on a shared stack, as
-        Prometheus holds them ({"k8s_namespace_name": NS} on kubernetes); {} where there are none."""
+        """The resource attributes that tell this instance's telemetry from another instance's on a
+        shared stack ({"k8s.namespace.name": NS} on kubernetes); {} where there are none. Jaeger is
+        asked for them as tags; Prometheus holds them as labels (signals.prometheus_labels)."""
         ...
 
     # direct interventions

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from faultkit.apps.descriptor import AppDescriptor, load_app
+from faultkit.apps.signals import prometheus_labels
 from faultkit.bundles import BundleWriter, dumps
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
@@ -69,7 +70,7 @@ def trace_windows(params: ValidationParams, app: AppDescriptor, platform: Platfo
     if not given:
         return None
     url = platform.query_address(check_url(given, option, in_cluster=True), option)
-    return TraceWindows(check_url(url, option), app.observed)
+    return TraceWindows(check_url(url, option), app.observed, platform.telemetry_scope())
 
 
 def validate(
@@ -93,8 +94,8 @@ def validate(
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
     traces = trace_windows(params, app, platform)
-    alerts = (AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts, platform.telemetry_scope())
-              if params.alerts else None)
+    alerts = (AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts,
+                         prometheus_labels(platform.telemetry_scope())) if params.alerts else None)
     if entry.direct:
         platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"

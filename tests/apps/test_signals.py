@@ -9,7 +9,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from prometheus_client import CollectorRegistry, generate_latest
 
 from faultkit.apps.descriptor import load_app
-from faultkit.apps.signals import RequestSignal, signals_from_data
+from faultkit.apps.signals import RequestSignal, prometheus_labels, signals_from_data
 from faultkit.errors import InputError
 from faultkit.platforms.counters import parse_requests
 from faultkit.replay.traffic import parse as parse_traffic
@@ -108,3 +108,9 @@ def test_a_declared_section_is_read(ws):
     assert (app.signals.requests.kind, app.signals.requests.metric) == ("spanmetrics", "calls_total")
     assert app.signals.requests.pod_label == "k8s_pod_name"
     assert app.signals.traces.jaeger == "http://jaeger.example:16686"
+
+
+def test_resource_attributes_become_the_labels_prometheus_holds():
+    assert prometheus_labels({"k8s.namespace.name": "shop-1", "service.instance-id": "a"}) == {
+        "k8s_namespace_name": "shop-1", "service_instance_id": "a"}
+    assert prometheus_labels({}) == {}

@@ -49,7 +49,7 @@ class FakePlatform:
                  behaviours: Sequence[Behaviour] | None = None, rollout_s: float | None = None,
                  clock: Callable[[], float] = time.time, scope: dict[str, str] | None = None) -> None:
         self.workspace = workspace
-        self.scope = dict(scope or {})  # what telemetry_scope() gives: an instance's labels, as a cluster's
+        self.scope = dict(scope or {})  # what telemetry_scope() gives: an instance's resource attributes, as a cluster's
         self.state_file = state_file
         self.store = Store(state_file)
         self.clock = clock

@@ -127,7 +127,7 @@ def test_only_an_http_url_is_read(url: str) -> None:
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[tuple[Workspace, FakePlatform]]:
     ws = shop.make_workspace(tmp_path / "shop")
-    platform = FakePlatform(ws, behaviours=BEHAVIOURS, scope={"k8s_namespace_name": "shop-1"})
+    platform = FakePlatform(ws, behaviours=BEHAVIOURS, scope={"k8s.namespace.name": "shop-1"})
     platform.up("minishop")
     yield ws, platform
     platform.down()

@@ -100,9 +100,12 @@ class Reads:
     def __init__(self, answer: list[Span] | JaegerError) -> None:
         self.answer = answer
         self.calls: list[tuple[float, float, float]] = []
+        self.scopes: list[dict[str, str]] = []
 
-    def __call__(self, url: str, services: Sequence[str], start: float, end: float) -> list[Span]:
+    def __call__(self, url: str, services: Sequence[str], start: float, end: float,
+                 scope: dict[str, str]) -> list[Span]:
         self.calls.append((time.time(), start, end))
+        self.scopes.append(scope)
         if isinstance(self.answer, JaegerError):
             raise self.answer
         return self.answer
@@ -120,7 +123,17 @@ def test_a_window_is_read_after_its_lag_in_the_background():
     assert taken["before-1"]["traces"] == 1  # type: ignore[typeddict-item]
     read_at, start, until = reads.calls[0]
     assert read_at >= end + 0.3 and (start, until) == (end - 1, end)
+    assert reads.scopes == [{}]  # no scope given: every instance's traces
     assert windows.take(wait=True) == {}  # each summary is handed out once
+    windows.close()
+
+
+def test_a_scoped_window_reads_its_instance_only():
+    reads = Reads(product_page("t"))
+    windows = TraceWindows("http://jaeger", SERVICES, {"k8s.namespace.name": "shop-1"}, lag_s=0, read=reads)
+    windows.start("after-1", 0, 0)
+    windows.take(wait=True)
+    assert reads.scopes == [{"k8s.namespace.name": "shop-1"}]
     windows.close()
 
 
@@ -144,7 +157,7 @@ def test_a_closed_port_is_recorded_not_raised():
 
 
 def test_an_answer_not_shaped_like_jaegers_is_recorded():
-    def bad(url: str, services: Sequence[str], start: float, end: float) -> list[Span]:
+    def bad(url: str, services: Sequence[str], start: float, end: float, scope: dict[str, str]) -> list[Span]:
         raise TypeError("'NoneType' object is not iterable")
 
     windows = TraceWindows("http://jaeger", SERVICES, lag_s=0, read=bad)

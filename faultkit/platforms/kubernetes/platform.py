@@ -34,7 +34,7 @@ from kubernetes.client.exceptions import ApiException
 
 from faultkit import errors
 from faultkit.apps.descriptor import AppDescriptor, load_app
-from faultkit.apps.signals import PUSHED_NAMESPACE
+from faultkit.apps.signals import NAMESPACE_ATTRIBUTE
 from faultkit.errors import PlatformError
 from faultkit.images.service import buildable
 from faultkit.platforms.base import AppStatus, Build, Instance, LogRecord
@@ -282,7 +282,7 @@ class KubernetesPlatform:
                 "logs": pod_log_source(self.descriptor.log_format)}
 
     def telemetry_scope(self) -> dict[str, str]:
-        return {PUSHED_NAMESPACE: self.owner.require().namespace}  # each pod's k8s.namespace.name (apply.py)
+        return {NAMESPACE_ATTRIBUTE: self.owner.require().namespace}  # each pod's, as apply.py sets it
 
     @cached_property
     def promql(self) -> PromQL:

@@ -180,7 +180,8 @@ def test_validate_reads_each_windows_spans_and_alerts_from_the_stack_in_the_clus
     for name, window in windows.items():
         assert window["alerts"]["source"] == PROMETHEUS and window["alerts"]["failed_polls"] == 0, name
         assert window["alerts"]["polls"] > 0 and "error" not in window["traces"], (name, window["traces"])
-        assert window["alerts"]["scope"] == shop.telemetry_scope() == {"k8s_namespace_name": shop.target()["namespace"]}
+        assert window["alerts"]["scope"] == {"k8s_namespace_name": shop.target()["namespace"]}, name
+        assert window["traces"]["scope"] == shop.telemetry_scope() == {"k8s.namespace.name": shop.target()["namespace"]}
     assert windows["before-1"]["traces"]["spans"] > 0 and windows["after-1"]["traces"]["failing"], windows
     recomputed, same = verify_and_judge(folder)
     assert same and recomputed["status"] == "admitted"
