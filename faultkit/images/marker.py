@@ -22,32 +22,46 @@ WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
 
+class ImageGone(PlatformError):
+    """The image is not on the engine (any more)."""
+
+
 def check_marker(c: Any, app: AppDescriptor, service: str, image_id: str, marker: str) -> MarkerCheck:
-    """The marker's places in `image_id` and in every other image of the service this engine has."""
+    """The marker's places in `image_id` and in every other image of the service this engine has.
+    An earlier image removed while it is searched (another build on the same engine throwing its
+    image away) is no longer one the service could run, and is left out of `earlier`."""
     found = find_text(c, image_id, marker)
-    others = sorted(i.id for i in c.images.list(filters=naming.service_filter(app, service)) if i.id != image_id)
-    with_marker = {}
-    for other in others:
-        paths = find_text(c, other, marker)
+    listed = sorted(i.id for i in c.images.list(filters=naming.service_filter(app, service)) if i.id != image_id)
+    searched, with_marker = [], {}
+    for other in listed:
+        try:
+            paths = find_text(c, other, marker)
+        except ImageGone:
+            continue
+        searched.append(other)
         if paths:
             with_marker[other] = paths
     return MarkerCheck(marker=marker, service=service, image=image_id, found_in=found,
-                       earlier=tuple(others), earlier_with_marker=with_marker)
+                       earlier=tuple(searched), earlier_with_marker=with_marker)
 
 
 def find_text(c: Any, image_id: str, text: str) -> tuple[str, ...]:
     """Absolute paths of the files, in the image's own (non-base) layers, whose content holds `text`."""
     import docker
 
+    gone = ImageGone(f"image {image_id}: not on this engine; build it first")
     try:
         image = c.images.get(image_id)
     except docker.errors.ImageNotFound:
-        raise PlatformError(f"image {image_id}: not on this engine; build it first") from None
+        raise gone from None
     skip = _base_layers(c, image)
     needle = text.encode()
     with tempfile.TemporaryFile() as spool:
-        for chunk in image.save(named=False):
-            spool.write(chunk)
+        try:
+            for chunk in image.save(named=False):
+                spool.write(chunk)
+        except docker.errors.NotFound:  # removed while it was being exported
+            raise gone from None
         spool.seek(0)
         with tarfile.open(fileobj=spool, mode="r:") as archive:
             manifest = json.load(_member(archive, "manifest.json"))
