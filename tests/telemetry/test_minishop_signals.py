@@ -145,14 +145,14 @@ def test_the_graph_observed_from_traces_is_the_declared_one(telemetry_stack: Sta
     assert json.loads(done.stdout)["undeclared"] == [["checkout", "payment"]]
 
 
-def _validated_with_jaeger(stack: Stack, ws: Any, fault: str) -> dict[str, Any]:
-    """`validate --jaeger` of one fault, one cycle of 8 s windows, which must admit; its verdict."""
+def _validated_with_jaeger(stack: Stack, ws: Any, fault: str, window: str = "8s") -> dict[str, Any]:
+    """`validate --jaeger` of one fault, one cycle of `window` windows, which must admit; its verdict."""
     import json
 
     from tests.helpers import retrying
     from tests.helpers.cli import run_cli
 
-    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", "8s",
+    done = retrying.run(lambda: run_cli("validate", "--fault", fault, "--repeat", "1", "--window", window,
                                         "--interval", "1s", "--jaeger", stack.jaeger, "--no-record",
                                         "--json", cwd=ws.root, env=shop.env_for(ws), timeout=900))
     assert done.stdout, done.stderr[-2000:]
@@ -193,7 +193,9 @@ def test_a_code_fault_in_payment_is_traced_to_payment_as_the_cause(telemetry_sta
 
     ws = minishop.workspace
     fault = shop.from_catalog(ws, "minishop-code-payment-charge-limits")
-    verdict = _validated_with_jaeger(telemetry_stack, ws, fault)
+    # 10 s, the shortest window the catalog admitted it at: its errors are the load generator's few
+    # checkouts over the limit, and one CI run's 8 s after window counted too few of them
+    verdict = _validated_with_jaeger(telemetry_stack, ws, fault, "10s")
     labels = json.loads((ws.root / verdict["bundle"] / "labels.json").read_text())
     assert labels["chain_from"] == "traces", labels["chain"]
     steps = [(s["role"], s["service"]) for s in labels["chain"]]
