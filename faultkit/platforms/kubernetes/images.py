@@ -43,13 +43,14 @@ class ClusterImages:
     def _node_names(self) -> list[list[str]]:
         return [list(img.names or []) for node in self.conn.core.list_node().items for img in node.status.images or []]
 
-    def _digests_on_nodes(self, ref: str) -> set[str] | None:
+    def _digests_on_nodes(self, ref: str, listed: list[list[str]] | None = None) -> set[str] | None:
         """The repository digests the nodes know `ref` by (an empty set for an image loaded without
-        one: the kubelet then reports its config digest, the build id); None when no node has it."""
+        one: the kubelet then reports its config digest, the build id); None when no node has it.
+        `listed`: the nodes' image names, when already read."""
         want = normalized(ref)
         repo = want.rsplit(":", 1)[0]
         out: set[str] | None = None
-        for names in self._node_names():
+        for names in self._node_names() if listed is None else listed:
             if want in names:
                 out = (out or set()) | {n.rsplit("@", 1)[1] for n in names if n.startswith(repo + "@")}
         return out
@@ -57,11 +58,18 @@ class ClusterImages:
     def ensure(self, ref: str, build_id: str, timeout: float = 60.0) -> None:
         self.ensure_all({ref: build_id}, timeout)
 
+    def _tag_only(self, refs: set[str], listed: list[list[str]]) -> bool:
+        """Whether the nodes list an image faultkit loaded before (one of `refs`) by its tag alone:
+        the runtime then knows what this loader puts there by no repository digest, and reports a
+        pod's image by its config digest, which is the build id."""
+        return any(self._digests_on_nodes(ref, listed) == set() for ref in refs)
+
     def ensure_all(self, images: dict[str, str], timeout: float = 60.0) -> None:
         """Make the nodes have every ref (running the loader for those they lack), then record each
         one's digests as the node lists them."""
         data = self._load()
-        on_nodes = {ref: self._digests_on_nodes(ref) for ref in images}
+        listed = self._node_names()
+        on_nodes = {ref: self._digests_on_nodes(ref, listed) for ref in images}
         missing = [ref for ref in images if on_nodes[ref] is None]
         if missing and self.loader:
             # a few at a time: each load is mostly the engine writing and the runtime unpacking layers
@@ -69,11 +77,18 @@ class ClusterImages:
                 failures = [f for f in pool.map(self._load_one, missing) if f]
             if failures:
                 raise PlatformError(failures[0])
+        # The kubelet lists a new image in the node's status only after its image cache refresh (every
+        # 30 s) and its status period (10 s): up to 40 s. That wait teaches the repository digests a loader
+        # such as kind's (`ctr import --digests`) gives; a loader that gives none (tools/cluster's `cluster
+        # load`) leaves only the build id, known already, so when an earlier load shows that, nobody waits.
+        if missing and self.loader and self._tag_only({v["ref"] for v in data.values()} | set(images), listed):
+            for ref in missing:
+                on_nodes[ref] = set()
         deadline = time.monotonic() + timeout
-        # the kubelet lists new images in the node's status within its status period (10 s by default)
         while self.loader and any(v is None for v in on_nodes.values()) and time.monotonic() < deadline:
             time.sleep(1)
-            on_nodes = {ref: self._digests_on_nodes(ref) if v is None else v for ref, v in on_nodes.items()}
+            listed = self._node_names()
+            on_nodes = {ref: self._digests_on_nodes(ref, listed) if v is None else v for ref, v in on_nodes.items()}
         for ref, build_id in images.items():
             data[build_id] = {"ref": ref, "digests": sorted((on_nodes[ref] or set()) | {build_id})}
         self.path.parent.mkdir(parents=True, exist_ok=True)
