@@ -41,8 +41,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -m pip install -q -e ".[test,plot,docker,kubernetes]"
 
+# The fast tier on two workers per core: about a third of its time is tests on the fake platform
+# waiting out windows in real time, which leave a core free (on 2 cores: 184 s, against 211 s on two).
+fast_workers=$(( $(nproc) * 2 ))
 if [ "$fast" = 1 ]; then
-  exec python3 -m pytest -q -m "not live" -n auto "$@"
+  exec python3 -m pytest -q -m "not live" -n "$fast_workers" "$@"
 fi
 
 # Whatever happens after this line, the EXIT trap stops what this script started: a build still
@@ -90,7 +93,7 @@ tier() {
   return 0
 }
 
-tier -m "not live" -n auto "$@"
+tier -m "not live" -n "$fast_workers" "$@"
 
 echo "test.sh: waiting for the cluster and tool builds (log: $logs/build.log)"
 if ! wait "$builder"; then
