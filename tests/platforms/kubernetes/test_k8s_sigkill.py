@@ -2,6 +2,11 @@
 `faultkit recover --platform kubernetes`: the Deployments' images and values, the pod count and
 readiness must be exactly as before, and recover must say what it undid.
 
+One kill per mechanism, each in another stage (a code fault mid-rollout, a direct fault's action in
+force, a config fault mid-undo), so every mechanism and every stage is killed once on the cluster; the
+journal and recovery logic behind all nine pairs is tested on the fake platform
+(tests/validators/test_recover_fake.py).
+
 All the kill cases live in this one module, on one namespace of their own: a recovery that went
 wrong must not spill into the tests sharing the session's app. The run is the real CLI process;
 the test watches the bundle's stages.json and kills it once the stage is current (the windows are
@@ -109,8 +114,7 @@ def kill_during(p: KubernetesPlatform, fault: str, stage: str, evidence: Path) -
     return " > ".join(seen)
 
 
-@pytest.mark.parametrize("fault", [CODE, CONFIG, DIRECT])
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize(("fault", "stage"), list(zip((CODE, DIRECT, CONFIG), STAGES, strict=True)))
 def test_sigkill_then_recover_restores_the_namespace(app: KubernetesPlatform, tmp_path: Path, fault: str,
                                                     stage: str, apps_api: client.AppsV1Api,
                                                     core: client.CoreV1Api) -> None:
