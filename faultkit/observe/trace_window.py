@@ -9,6 +9,10 @@ Only spans of the app's observed services are counted; a failing path still star
 root, which may be the load generator's. The summary is plain JSON in a fixed order with rounded
 figures, so the same spans give the same bytes. No screening rule reads it yet: the judge and every
 verdict are what they were without it.
+
+Jaeger answers a query with at most a limit of traces (jaeger.TRACE_LIMIT, the newest first), so a
+busy service's window may be read in part: a service with that many traces in the read is named in
+`limited`, and its figures are a floor, not a count.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import NotRequired, TypedDict
 
-from faultkit.observe.jaeger import Span
+from faultkit.observe.jaeger import TRACE_LIMIT, Span
 
 TOP_PATHS = 10  # distinct failing paths kept per window, the most frequent first
 
@@ -55,21 +59,23 @@ class TraceSummary(TypedDict):
     calls: list[CallFigures]  # by caller, callee
     failing: list[FailingPath]  # the TOP_PATHS most frequent paths, then by path
     scope: NotRequired[dict[str, str]]  # the resource attributes the spans were read for (the instance's)
+    limited: NotRequired[list[str]]  # services read up to Jaeger's limit of traces: their figures are floors
 
 
 class TraceError(TypedDict):
     error: str  # why the window has no summary: one line
 
 
-def summarize(spans: Iterable[Span], services: Iterable[str]) -> TraceSummary:
-    """The summary of one window's spans, counting those of `services` only."""
+def summarize(spans: Iterable[Span], services: Iterable[str], limit: int = TRACE_LIMIT) -> TraceSummary:
+    """The summary of one window's spans, counting those of `services` only; `limit` is the most
+    traces the read asked Jaeger for per service."""
     everything = list(spans)
     wanted = set(services)
     ours = [s for s in everything if s.service in wanted]
     by_id = {(s.trace_id, s.span_id): s for s in everything}
     failing = Counter(_path(deepest, by_id) for deepest in _deepest_failures(ours, by_id))
     top = sorted(failing.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_PATHS]
-    return {
+    summary: TraceSummary = {
         "traces": len({s.trace_id for s in ours}),
         "spans": len(ours),
         "error_spans": sum(s.error for s in ours),
@@ -78,6 +84,13 @@ def summarize(spans: Iterable[Span], services: Iterable[str]) -> TraceSummary:
         "calls": _calls(ours, by_id),
         "failing": [{"path": list(path), "traces": n} for path, n in top],
     }
+    traces_of: dict[str, set[str]] = defaultdict(set)
+    for s in ours:
+        traces_of[s.service].add(s.trace_id)
+    # a query for the service answered with the limit gives at least that many of its traces
+    if limited := sorted(service for service, ids in traces_of.items() if len(ids) >= limit):
+        summary["limited"] = limited
+    return summary
 
 
 def _operations(spans: list[Span]) -> list[OperationFigures]:

@@ -52,6 +52,16 @@ def test_a_healthy_window_has_operations_and_calls_and_no_failing_path():
         {"caller": "loadgenerator", "callee": "frontend", "calls": 4, "errors": 0}]
 
 
+def test_a_service_read_up_to_jaegers_limit_is_named_as_limited():
+    spans = [s for i in range(3) for s in product_page(f"t{i}")]
+    # every page touches frontend, productcatalog and recommendation: three traces each
+    assert summarize(spans, SERVICES, limit=3)["limited"] == ["frontend", "productcatalog", "recommendation"]
+    assert "limited" not in summarize(spans, SERVICES, limit=4)  # under the limit: the bytes are as before
+    # a page without recommendation's span leaves that service one trace under the limit
+    spans += product_page("t3", recommendation_down=True)
+    assert summarize(spans, SERVICES, limit=4)["limited"] == ["frontend", "productcatalog"]
+
+
 def test_a_failing_path_runs_from_the_root_to_the_deepest_failed_span():
     spans = [*product_page("a", recommendation_down=True), *product_page("b", recommendation_down=True),
              *product_page("c")]
