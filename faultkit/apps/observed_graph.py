@@ -48,6 +48,7 @@ class RecordedGraph:
     external: tuple[str, ...] = ()  # peers named by client spans that are no service of the app
     spans: int = 0
     traces: int = 0
+    scope: tuple[Pair, ...] = ()  # the resource attributes the traces were read for (key, value), sorted
 
     @property
     def pairs(self) -> tuple[Pair, ...]:
@@ -83,8 +84,9 @@ def write_observed(where: Workspace | Path, graph: RecordedGraph) -> Path:
 
 
 def to_data(graph: RecordedGraph) -> dict[str, Any]:
+    scope = {"scope": dict(graph.scope)} if graph.scope else {}  # a file observed unscoped reads as before
     return {"app": graph.app, "observed_at": graph.observed_at, "duration_s": graph.duration_s,
-            "jaeger": graph.jaeger, "spans": graph.spans, "traces": graph.traces,
+            "jaeger": graph.jaeger, **scope, "spans": graph.spans, "traces": graph.traces,
             "services": list(graph.services),
             "edges": [{"caller": e.caller, "callee": e.callee, "spans": e.spans} for e in graph.edges],
             "external": list(graph.external)}
@@ -148,7 +150,7 @@ def _from_data(located: Located, path: Path, app: str) -> RecordedGraph:
     lists = {key: _names(d.get(key, []), key, bad) for key in ("services", "external")}
     return RecordedGraph(app=app, observed_at=d["observed_at"], duration_s=float(duration), jaeger=d["jaeger"],
                          edges=_edges(d["edges"], bad), services=lists["services"], external=lists["external"],
-                         spans=d.get("spans", 0), traces=d.get("traces", 0))
+                         spans=d.get("spans", 0), traces=d.get("traces", 0), scope=_scope(d.get("scope", {}), bad))
 
 
 def _count(value: Any, where: tuple[str | int, ...], bad: _Bad) -> int:
@@ -164,6 +166,15 @@ def _names(value: Any, key: str, bad: _Bad) -> tuple[str, ...]:
         if not isinstance(name, str) or not name:
             raise bad((key, i), f"expected a name, found {name!r}")
     return tuple(value)
+
+
+def _scope(value: Any, bad: _Bad) -> tuple[Pair, ...]:
+    if not isinstance(value, dict):
+        raise bad(("scope",), f"expected a mapping of resource attributes to values, found {value!r}")
+    for key, v in value.items():
+        if not isinstance(key, str) or not key or not isinstance(v, str) or not v:
+            raise bad(("scope", key), f"expected text for a resource attribute, found {v!r}")
+    return tuple(sorted(value.items()))
 
 
 def _edges(value: Any, bad: _Bad) -> tuple[ObservedEdge, ...]:

@@ -97,6 +97,17 @@ def show_cmd(app: str, as_json: bool) -> int:
     return 0
 
 
+def _attributes(given: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in given:
+        key, eq, value = item.partition("=")
+        if not (eq and key.strip() and value.strip()):
+            raise UsageError(f"--scope {item!r}: expected KEY=VALUE, a resource attribute and its value "
+                             "(e.g. k8s.namespace.name=shop)")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _pairs(pairs: tuple[Pair, ...]) -> str:
     return ", ".join(f"{a} -> {b}" for a, b in pairs) or "none"
 
@@ -129,9 +140,13 @@ def scope_cmd(app: str, service: str, as_json: bool) -> int:
 @click.option("--jaeger", "jaeger_url", envvar="FAULTKIT_JAEGER", show_envvar=True, metavar="URL",
               help="Jaeger's query URL (default: FAULTKIT_JAEGER, else the descriptor's signals.traces.jaeger).")
 @click.option("--for", "period", default="30s", show_default=True, help="How long to watch the app (e.g. 20s, 2m).")
+@click.option("--scope", "scope", multiple=True, metavar="KEY=VALUE",
+              help="Read only traces of spans with this resource attribute, e.g. k8s.namespace.name=shop for one "
+                   "instance on a shared Jaeger (repeatable; default: every instance's).")
 @click.option("--write", is_flag=True, help=f"Record the graph in apps/APP/{OBSERVED_FILE} for apps show and lint.")
 @json_option
-def observe_cmd(app: str, jaeger_url: str | None, period: str, write: bool, as_json: bool) -> int:
+def observe_cmd(app: str, jaeger_url: str | None, period: str, scope: tuple[str, ...], write: bool,
+                as_json: bool) -> int:
     """Watch the running APP under its load, then compare the call graph its traces show with the
     descriptor's edges. Exit 1 when a call is observed that the descriptor does not declare.
 
@@ -147,15 +162,17 @@ def observe_cmd(app: str, jaeger_url: str | None, period: str, write: bool, as_j
     length = seconds(period)
     if length <= 0:
         raise UsageError(f"--for {period!r}: watch for longer than 0 s")
+    attributes = _attributes(scope)
     with console(stderr=True).status(f"watching {a.name}") as status:
-        seen = observe(url, a, length, progress=status.update)
+        seen = observe(url, a, length, progress=status.update, scope=attributes)
     written = write_observed(ws, seen.recorded) if write else None
     if as_json:
         print_json({**_observed_json(a, seen.recorded),
                     "written": None if written is None else written.relative_to(ws.root).as_posix()})
         return 1 if seen.diff.undeclared else 0
     table = Table("caller", "callee", "spans", "declared",
-                  title=f"{a.name}: {seen.graph.spans} spans in {seen.graph.traces} traces over {length:g} s")
+                  title=f"{a.name}: {seen.graph.spans} spans in {seen.graph.traces} traces over {length:g} s"
+                        + "".join(f", {k}={v}" for k, v in seen.recorded.scope))
     for e in seen.graph.edges:
         table.add_row(e.caller, e.callee, str(e.spans), "yes" if (e.caller, e.callee) in a.edges else "NO")
     console().print(table)

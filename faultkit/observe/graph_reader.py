@@ -10,7 +10,7 @@ are in.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlparse
@@ -45,8 +45,10 @@ def jaeger_url(given: str | None, app: AppDescriptor, given_as: str = "--jaeger"
 
 
 def observe(url: str, app: AppDescriptor, seconds: float, progress: Callable[[str], None] = lambda _: None,
-            sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time) -> Observation:
-    """The graph the app's traces show over the next `seconds`, read from Jaeger at `url`."""
+            sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
+            scope: Mapping[str, str] | None = None) -> Observation:
+    """The graph the app's traces show over the next `seconds`, read from Jaeger at `url`; with a
+    `scope` (resource attributes, such as {"k8s.namespace.name": NS}), one instance's traces only."""
     _read(lambda: jaeger.services(url))  # a Jaeger that does not answer fails now, not after the wait
     start = clock()
     progress(f"watching {app.name} for {seconds:g} s (its traces, in Jaeger at {url})")
@@ -54,12 +56,12 @@ def observe(url: str, app: AppDescriptor, seconds: float, progress: Callable[[st
     progress(f"waiting {FLUSH_S:g} s for the last spans to be flushed")
     sleep(FLUSH_S)
     progress("reading spans")
-    spans = _read(lambda: jaeger.read_spans(url, app.service_names, start, start + seconds))
+    spans = _read(lambda: jaeger.read_spans(url, app.service_names, start, start + seconds, scope))
     graph = service_graph(spans, app)
     recorded = RecordedGraph(app=app.name, observed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)),
                              duration_s=seconds, jaeger=_without_credentials(url), edges=graph.edges,
                              services=graph.services, external=graph.external, spans=graph.spans,
-                             traces=graph.traces)
+                             traces=graph.traces, scope=tuple(sorted((scope or {}).items())))
     return Observation(graph, compare_graph(graph, app), recorded)
 
 

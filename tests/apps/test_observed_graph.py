@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -45,6 +46,9 @@ def test_a_recorded_graph_reads_back_as_written(ws: Workspace) -> None:
     assert path == ws.apps_dir / "minishop" / OBSERVED_FILE
     assert load_observed(ws, "minishop") == graph == load_observed(ws.apps_dir / "minishop", "minishop")
     assert path.read_text().startswith("# The call graph faultkit saw in minishop's traces")
+    scoped = replace(graph, scope=(("k8s.namespace.name", "shop-1"),))
+    write_observed(ws, scoped)
+    assert load_observed(ws, "minishop") == scoped
 
 
 @pytest.mark.parametrize(("text", "error"), [
@@ -57,6 +61,10 @@ def test_a_recorded_graph_reads_back_as_written(ws: Workspace) -> None:
     ("app: minishop\nobserved_at: t\nduration_s: 1\njaeger: j\nedges:\n  - [a, b]\n", ":6: edges[0]: expected"),
     ("app: minishop\nobserved_at: t\nduration_s: 1\njaeger: j\nedges: []\nexternal: [1]\n",
      ":6: external[0]: expected a name, found 1"),
+    ("app: minishop\nobserved_at: t\nduration_s: 1\njaeger: j\nscope: [shop]\nedges: []\n",
+     ":5: scope: expected a mapping of resource attributes"),
+    ("app: minishop\nobserved_at: t\nduration_s: 1\njaeger: j\nscope:\n  k8s.namespace.name: 1\nedges: []\n",
+     ":6: scope.k8s.namespace.name: expected text for a resource attribute, found 1"),
 ])
 def test_a_malformed_file_is_one_line_naming_the_file_line_and_value(ws: Workspace, text: str, error: str) -> None:
     path = ws.apps_dir / "minishop" / OBSERVED_FILE

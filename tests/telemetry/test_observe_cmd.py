@@ -105,6 +105,18 @@ def test_observe_reads_the_period_and_reports_every_difference(ws: Workspace, cl
     assert recorded is not None and recorded.jaeger == jaeger.url and recorded.duration_s == 0.2
 
 
+def test_a_scoped_observation_reads_one_instances_traces_and_records_its_scope(ws: Workspace, cli,
+                                                                              jaeger: FakeJaeger) -> None:
+    done = cli("apps", "observe", "minishop", "--jaeger", jaeger.url, "--for", "0.1s", "--scope",
+               "k8s.namespace.name=shop-1", "--write", check=0)
+    assert "traces over 0.1 s, k8s.namespace.name=shop-1" in done.stdout
+    # Jaeger is asked for the attribute with every service's query (it matches a span's resource too)
+    assert {q["tags"][0] for q in jaeger.asked} == {'{"k8s.namespace.name": "shop-1"}'}
+    recorded = load_observed(ws, "minishop")
+    assert recorded is not None and recorded.scope == (("k8s.namespace.name", "shop-1"),)
+    assert "scope:\n  k8s.namespace.name: shop-1\n" in (ws.apps_dir / "minishop" / "observed-graph.yaml").read_text()
+
+
 def test_a_call_the_descriptor_misses_is_reported_and_exits_1(ws: Workspace, cli, jaeger: FakeJaeger) -> None:
     path = ws.apps_dir / "minishop" / "app.yaml"
     path.write_text(path.read_text().replace("  - [checkout, payment]\n", ""))
@@ -129,6 +141,8 @@ def test_a_jaeger_named_by_the_descriptor_is_read(ws: Workspace, cli, jaeger: Fa
     ((), {"FAULTKIT_JAEGER": "ftp://x"}, 2, "Error: FAULTKIT_JAEGER 'ftp://x': not an http(s) URL"),
     (("--jaeger", "http://127.0.0.1:{port}", "--for", "0s"), {}, 2, "Error: --for '0s': watch for longer than 0 s"),
     (("--jaeger", "http://127.0.0.1:{port}", "--for", "soon"), {}, 2, "Error: 'soon' is not a duration"),
+    (("--jaeger", "http://127.0.0.1:{port}", "--scope", "shop-1"), {}, 2,
+     "Error: --scope 'shop-1': expected KEY=VALUE, a resource attribute and its value"),
     (("--jaeger", "http://127.0.0.1:{port}"), {}, 1,
      "Error: Jaeger at http://127.0.0.1:{port} did not answer /api/services (ConnectionError); is it running"),
 ])
