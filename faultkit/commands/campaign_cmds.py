@@ -242,7 +242,7 @@ def _check_name(option: str, name: str) -> None:
 @click.option("--app", required=True, help="Application whose service images the pods deploy.")
 @click.option("--tag", required=True, help="Tag of the faultkit image (the Job's --image).")
 @click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
-              help="Command that puts an image on the nodes, run as `COMMAND IMAGE` (e.g. `kind load docker-image`).")
+              help="Command that puts images on the nodes, run as `COMMAND IMAGE...` (e.g. `kind load docker-image`).")
 @click.option("--kubeconfig", default=None, help="Cluster to load into (default: $KUBECONFIG, ~/.kube/config).")
 @click.option("--images-out", "images_out", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="Write the service -> image map here (the Job's --app-images).")

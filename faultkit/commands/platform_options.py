@@ -31,7 +31,7 @@ KUBERNETES = (
                  help="kubernetes: kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
     click.option("--context", default=None, help="kubernetes: kubeconfig context (default: the current one)."),
     click.option("--load", "loader", default=None, envvar="FAULTKIT_KUBERNETES_LOAD", metavar="COMMAND",
-                 help="kubernetes: command that puts a built image into the cluster, run as `COMMAND IMAGE` "
+                 help="kubernetes: command that puts built images into the cluster, run as `COMMAND IMAGE...` "
                       "(e.g. `kind load docker-image`); without it the cluster pulls the tags. "
                       "Default: $FAULTKIT_KUBERNETES_LOAD."),
     click.option("--prometheus", default=None, envvar="FAULTKIT_PROMETHEUS", metavar="URL",

@@ -41,7 +41,7 @@ class KubernetesOptions:
     context: str | None = None
     namespace: str | None = None  # up: the namespace to create (default: the app's name)
     adopt: str | None = None  # up: take over an app deployed in this namespace by other tooling
-    loader: str | None = None  # command that puts a built image on the nodes, run as `COMMAND IMAGE`
+    loader: str | None = None  # command that puts built images on the nodes, run as `COMMAND IMAGE...`
     prometheus: str | None = None  # read request counters by PromQL here (a URL, or k8s://NS/SERVICE:PORT)
     otlp_endpoint: str | None = None  # up: where every container's OpenTelemetry SDK exports (apply.py)
     images: Mapping[str, str] | None = None  # prebuilt service images on the nodes: nothing is built

@@ -4,8 +4,8 @@
 #   FAULTKIT_GATE_BASE=origin/main scripts/ci/gate-kubernetes.sh
 #
 # Takes the cluster as given: KUBECONFIG (or ~/.kube/config) points at it, and
-# FAULTKIT_KUBERNETES_LOAD is the command that hands a built image to its nodes, run as
-# `COMMAND IMAGE` (`kind load docker-image` on a runner with kind; `tools/cluster/cluster load` for
+# FAULTKIT_KUBERNETES_LOAD is the command that hands built images to its nodes, run as
+# `COMMAND IMAGE...` (`kind load docker-image` on a runner with kind; `tools/cluster/cluster load` for
 # this repository's one-node cluster); without it the nodes must pull the tags themselves.
 #
 # Steps: lint the changed entries (`faultkit gate`, no cluster needed); when there are any, bring

@@ -49,7 +49,8 @@ class FakePlatform:
                  behaviours: Sequence[Behaviour] | None = None, rollout_s: float | None = None,
                  clock: Callable[[], float] = time.time, scope: dict[str, str] | None = None) -> None:
         self.workspace = workspace
-        self.scope = dict(scope or {})  # what telemetry_scope() gives: an instance's resource attributes, as a cluster's
+        # what telemetry_scope() gives: the instance's resource attributes (on a cluster, its namespace)
+        self.scope = dict(scope or {})
         self.state_file = state_file
         self.store = Store(state_file)
         self.clock = clock

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +71,7 @@ class ClusterImages:
         on_nodes = {ref: self._digests_on_nodes(ref, listed) for ref in images}
         missing = [ref for ref in images if on_nodes[ref] is None]
         if missing and self.loader:
-            # a few at a time: each load is mostly the engine writing and the runtime unpacking layers
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                failures = [f for f in pool.map(self._load_one, missing) if f]
-            if failures:
-                raise PlatformError(failures[0])
+            self._load_all(missing)
         # The kubelet lists a new image in the node's status only after its image cache refresh (every
         # 30 s) and its status period (10 s): up to 40 s. That wait teaches the repository digests a loader
         # such as kind's (`ctr import --digests`) gives; a loader that gives none (tools/cluster's `cluster
@@ -94,13 +89,15 @@ class ClusterImages:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
 
-    def _load_one(self, ref: str) -> str | None:
+    def _load_all(self, refs: list[str]) -> None:
+        """One run of the loader for every ref (`COMMAND IMAGE...`, as `kind load docker-image` and
+        `cluster load` take them): one archive, so the layers the images share go to the nodes once."""
         assert self.loader is not None
-        done = subprocess.run([*self.loader, ref], capture_output=True, text=True, timeout=600)
-        if done.returncode == 0:
-            return None
-        last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
-        return f"loading {ref} into the cluster with `{' '.join(self.loader)}` failed: {last}"
+        done = subprocess.run([*self.loader, *refs], capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
+            raise PlatformError(f"loading {', '.join(refs)} into the cluster with `{' '.join(self.loader)}` "
+                                f"failed: {last}")
 
     def digests(self, ref: str) -> frozenset[str]:
         out: set[str] = set()

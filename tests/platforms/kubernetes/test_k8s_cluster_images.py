@@ -15,6 +15,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from faultkit.errors import PlatformError
 from faultkit.platforms.kubernetes.images import ClusterImages
 
 
@@ -29,11 +32,12 @@ class LaggingNodes:
         names = list(self.listed)
         if self.loaded_log.exists():
             for line in self.loaded_log.read_text().splitlines():
-                ref, at = line.rsplit(" ", 1)
+                *refs, at = line.split(" ")
                 if time.time() - float(at) >= self.lag_s:
-                    full = f"docker.io/{ref}"
-                    digest = [full.rsplit(":", 1)[0] + "@sha256:" + "d" * 64] if self.digest_names else []
-                    names.append([full, *digest])
+                    for ref in refs:
+                        full = f"docker.io/{ref}"
+                        digest = [full.rsplit(":", 1)[0] + "@sha256:" + "d" * 64] if self.digest_names else []
+                        names.append([full, *digest])
         images = [SimpleNamespace(names=n) for n in names]
         return SimpleNamespace(items=[SimpleNamespace(status=SimpleNamespace(images=images))])
 
@@ -42,7 +46,7 @@ def _loader(tmp_path: Path) -> tuple[list[str], Path]:
     log = tmp_path / "loaded.log"
     script = tmp_path / "load.py"
     script.write_text(f"import sys, time\nopen({str(log)!r}, 'a')"
-                      ".write(sys.argv[1] + ' ' + str(time.time()) + '\\n')\n")
+                      ".write(' '.join(sys.argv[1:]) + ' ' + str(time.time()) + '\\n')\n")
     return [sys.executable, str(script)], log
 
 
@@ -92,3 +96,24 @@ def test_an_image_the_nodes_have_is_not_loaded_again(tmp_path: Path) -> None:
     images.ensure("minishop/cart:1.0.0-bbbb", NEW_ID, timeout=30)
     assert not (tmp_path / "loaded.log").exists()
     assert images.location_of(NEW_ID) == "minishop/cart:1.0.0-bbbb"
+
+
+def test_every_missing_image_goes_to_one_run_of_the_loader(tmp_path: Path) -> None:
+    images, _ = _images(tmp_path, [["docker.io/minishop/cart:1.0.0-aaaa"]], False, EARLIER)
+    wanted = {"minishop/cart:1.0.0-aaaa": "sha256:" + "a" * 64, "minishop/cart:1.0.0-bbbb": NEW_ID,
+              "minishop/payment:1.0.0-cccc": "sha256:" + "c" * 64}
+    images.ensure_all(wanted, timeout=30)
+    runs = (tmp_path / "loaded.log").read_text().splitlines()
+    assert [r.split(" ")[:-1] for r in runs] == [["minishop/cart:1.0.0-bbbb", "minishop/payment:1.0.0-cccc"]]
+    assert images.location_of("sha256:" + "c" * 64) == "minishop/payment:1.0.0-cccc"
+
+
+def test_a_failing_loader_is_one_error_naming_its_images(tmp_path: Path) -> None:
+    script = tmp_path / "refuse.py"
+    script.write_text("import sys\nsys.exit('no such image: ' + sys.argv[-1])\n")
+    images = ClusterImages(LaggingNodes(tmp_path / "none.log", [], 0.0, False),  # type: ignore[arg-type]
+                           [sys.executable, str(script)], tmp_path / "images.json")
+    with pytest.raises(PlatformError, match=r"loading minishop/a:1, minishop/b:1 into the cluster with .* failed: "
+                                            r"no such image: minishop/b:1$"):
+        images.ensure_all({"minishop/a:1": "sha256:" + "1" * 64, "minishop/b:1": "sha256:" + "2" * 64})
+    assert not (tmp_path / "images.json").exists()

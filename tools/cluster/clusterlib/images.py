@@ -1,7 +1,7 @@
 """Images the cluster runs, made here from static binaries (nothing is pulled), and `load`.
 
 A docker-archive (the layout `docker save` writes) is the one format both paths share: the pause
-and CoreDNS images are written as one by this module, and `load IMAGE` streams `docker save`
+and CoreDNS images are written as one by this module, and `load IMAGE...` streams `docker save`
 straight into the cluster's containerd. No registry is needed for a one-node cluster: the kubelet
 finds imported images in containerd's k8s.io namespace, so pods use imagePullPolicy IfNotPresent.
 """
@@ -84,15 +84,16 @@ def import_system_images(layout: Layout) -> None:
             import_archive(layout, docker_archive(tag, layout.bin / binary, entrypoint))
 
 
-def load(layout: Layout, image: str) -> str:
-    """`docker save IMAGE` into the cluster's containerd; returns the name the kubelet will find."""
-    save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
+def load(layout: Layout, refs: list[str]) -> list[str]:
+    """`docker save IMAGE...` into the cluster's containerd, as one archive: the layers the images share
+    (a service image's base) are written and imported once. Returns the names the kubelet will find."""
+    save = subprocess.Popen(["docker", "save", *refs], stdout=subprocess.PIPE)
     assert save.stdout is not None
     imported = subprocess.run(ctr(layout, "images", "import", "--local", "-"), stdin=save.stdout,
                               capture_output=True, text=True)
     save.stdout.close()
     if save.wait() != 0:
-        raise RuntimeError(f"docker save {image} failed; is the image built and the Docker engine running?")
+        raise RuntimeError(f"docker save {' '.join(refs)} failed; is every image built and the Docker engine running?")
     if imported.returncode != 0:
-        raise RuntimeError(f"ctr import of {image} failed: {imported.stderr.strip()}")
-    return image
+        raise RuntimeError(f"ctr import of {' '.join(refs)} failed: {imported.stderr.strip()}")
+    return refs
