@@ -116,6 +116,8 @@ class AppDescriptor:
         left_out = {*self.load, *self.telemetry, *self.fault_controls}
         return tuple(s.name for s in self.services if s.name not in left_out)
     base_image: BaseImage = BaseImage()
+    # images.from: (upstream FROM reference, the base it maps to), for Dockerfiles without ARG BASE
+    from_images: tuple[tuple[str, BaseImage], ...] = ()
     log_format: LogFormat = JSON_LINES  # signals.logs: how the services' log lines are shaped
 
     @property
@@ -257,6 +259,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base")),
+        from_images=tuple((ref, _base_image(v)) for ref, v in d.get("images", {}).get("from", {}).items()),
         signals=signals_from_data(d.get("signals")),
         log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )

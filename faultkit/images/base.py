@@ -32,6 +32,11 @@ TRIM = ("var/cache/apt/archives", "var/lib/apt/lists", "var/log", "var/cache/deb
 _ARG_BASE = re.compile(r"^\s*ARG\s+BASE=(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
 
 
+def declares_base(text: str) -> bool:
+    """Whether a Dockerfile's text takes its base as `ARG BASE=...` (faultkit's own kind)."""
+    return _ARG_BASE.search(text) is not None
+
+
 def default_base(dockerfile: Path) -> str:
     """The image a Dockerfile starts from by default: its `ARG BASE=...`."""
     try:
@@ -39,7 +44,8 @@ def default_base(dockerfile: Path) -> str:
     except OSError as e:
         raise InputError(f"{dockerfile}: cannot read the Dockerfile ({e.strerror})") from None
     if not m:
-        raise InputError(f"{dockerfile}: no `ARG BASE=<image>` line; faultkit passes the base image as BASE")
+        raise InputError(f"{dockerfile}: no `ARG BASE=<image>` line; faultkit passes the base image as BASE "
+                         "(an application's own Dockerfile: map its FROM images in the descriptor's images.from)")
     return m.group(1)
 
 

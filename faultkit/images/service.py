@@ -12,14 +12,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faultkit.apps.descriptor import AppDescriptor
+from faultkit.apps.descriptor import AppDescriptor, BaseImage
 from faultkit.apps.sources import source_files
 from faultkit.errors import InputError, PlatformError, Unsupported
-from faultkit.images import base, ci, engine, naming
+from faultkit.images import base, ci, engine, naming, upstream_from
 from faultkit.images.build_api import build
 from faultkit.images.context import context_tar, digest, source_tree
 from faultkit.images.records import ImageBuild
 from faultkit.workspace import Workspace
+
+# the repository of bases built for an application's own FROM images (images.from): named by recipe,
+# so one recipe is one image whichever upstream reference maps to it
+MAPPED_REPOSITORY = "faultkit/base"
 
 
 def build_service(workspace: Workspace, app: AppDescriptor, service: str, source_root: Path | None = None, *,
@@ -39,21 +43,22 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         dockerfile = src / spec.source / "Dockerfile"
         if not dockerfile.is_file():
             raise InputError(f"{dockerfile}: no Dockerfile for {service}; add one (its base comes in as ARG BASE)")
-        base_ref = base.base_reference(app.base_image, base.default_base(dockerfile))
+        bases, rewritten, buildargs = build_bases(app, dockerfile)
         naming.refuse_leaks(workspace.root, [(f"file {rel}", rel) for rel, _ in files], fault_id)
         if tag is not None or labels:
             naming.refuse_leaks(workspace.root, _named(tag, labels or {}), fault_id)  # before a slow base build
-        base_id, _ = base.ensure_base(c, app.base_image, base_ref)
-        ctx = context_tar(files)
-        # the base's id is part of what the image is made of: a rebuilt base gets a new tag, not a moved one
-        revision = digest(ctx + b"\0" + base_id.encode())
+        base_ids = [base.ensure_base(c, spec, ref)[0] for ref, spec in bases.items()]
+        ctx = context_tar(files, rewritten)
+        # the bases' ids are part of what the image is made of: a rebuilt base gets a new tag, not a moved one
+        revision = digest(ctx + b"\0" + ",".join(base_ids).encode())
         tag = tag or naming.release_tag(app, service, revision)
+        base_ref = next(reversed(bases), "")  # the base of the last FROM: the image's own (OCI's base.name)
         all_labels = {**naming.release_labels(app, service, revision, base_ref), **(labels or {})}
         naming.refuse_leaks(workspace.root, _named(tag, all_labels), fault_id)
         known = set(c.api.images(all=True, quiet=True))  # ids only: one call, not one inspect per image
-        result = build(c, ctx, tag=tag, buildargs={"BASE": base_ref}, labels=all_labels)
+        result = build(c, ctx, tag=tag, buildargs=buildargs, labels=all_labels)
         if result.error or not result.image_id:
-            engine.remove_images(c, result.steps, keep=[base_id])
+            engine.remove_images(c, result.steps, keep=base_ids)
             raise PlatformError(f"{service}: docker build failed: {result.error}; {_tail(result.log)}")
         image_id = result.image_id
         cached = image_id in known
@@ -63,11 +68,37 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
             passed = ci.run_ci(c, service, image_id, files, app.lint_command, app.test_command)
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
-                engine.remove_images(c, [image_id, *result.steps], keep=[base_id])
+                engine.remove_images(c, [image_id, *result.steps], keep=base_ids)
             raise
     size = int(c.images.get(image_id).attrs.get("Size", 0))
     return ImageBuild(service=service, id=image_id, tag=tag, size=size, seconds=round(time.monotonic() - started, 2),
                       cached=cached, base=base_ref, revision=f"sha256:{revision}", ci=passed)
+
+
+def build_bases(app: AppDescriptor, dockerfile: Path) -> tuple[dict[str, BaseImage], dict[str, bytes] | None,
+                                                         dict[str, str]]:
+    """(local reference -> base recipe, the last FROM's last; the context's rewritten Dockerfile or None;
+    build args).
+
+    A Dockerfile written for faultkit takes its base as `ARG BASE` (images.base); an application's own
+    starts FROM upstream images, each built from what images.from maps it to, and the context carries
+    the Dockerfile with those FROM lines pointing at them (upstream_from)."""
+    try:  # as its bytes are: its line ends go to the build as they were
+        text = dockerfile.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise InputError(f"{dockerfile}: cannot read the Dockerfile ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{dockerfile}: not UTF-8 text (byte {e.start})") from None
+    if not app.from_images or base.declares_base(text):
+        ref = base.base_reference(app.base_image, base.default_base(dockerfile))
+        return {ref: app.base_image}, None, {"BASE": ref}
+    mapped = dict(app.from_images)
+    images = upstream_from.from_images(dockerfile, text)
+    upstream_from.unmapped(dockerfile, images, set(mapped))
+    local = {f.image: base.base_reference(mapped[f.image], MAPPED_REPOSITORY) for f in images}
+    last = {f.image: i for i, f in enumerate(images)}  # ordered so that the last FROM's base comes last
+    bases = {local[image]: mapped[image] for image in sorted(last, key=last.__getitem__)}
+    return bases, {"Dockerfile": upstream_from.rewrite(text, local).encode()}, {}
 
 
 def buildable(app: AppDescriptor) -> tuple[str, ...]:

@@ -1,0 +1,101 @@
+"""An application's own Dockerfile built on the real engine: a multi-stage file that starts FROM an
+upstream image (as a service nobody here wrote does) builds over the base images.from maps that image
+to, with the service's CI run in the image, and the source's Dockerfile is left as it was; an
+unmapped FROM is refused before anything is built. The mapped base here is minishop's own, built by
+the release fixture, so nothing new is made from Debian packages."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from faultkit.apps.descriptor import load_app
+from faultkit.errors import InputError
+from faultkit.images.records import ImageBuild
+from faultkit.images.service import build_service
+from faultkit.workspace import Workspace
+
+pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
+
+REPO = Path(__file__).resolve().parents[2]
+UPSTREAM = "python:3.12-slim"
+DOCKERFILE = f"""\
+ARG IMAGE={UPSTREAM}
+FROM ${{IMAGE}} AS build
+WORKDIR /src
+COPY *.py ./
+COPY shoplib/ ./shoplib/
+RUN python3 -m compileall -q .
+
+FROM ${{IMAGE}}
+WORKDIR /app
+COPY --from=build /src/ ./
+EXPOSE 8025
+CMD ["python3", "main.py"]
+"""
+
+
+def _workspace(tmp_path: Path, mapping: dict[str, str] | None) -> Workspace:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
+                    ignore=shutil.ignore_patterns("__pycache__", ".*_cache"))
+    (root / "apps" / "minishop" / "src" / "email" / "Dockerfile").write_text(DOCKERFILE)
+    path = root / "apps" / "minishop" / "app.yaml"
+    data = yaml.safe_load(path.read_text())
+    if mapping is not None:
+        data["images"]["from"] = mapping
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return Workspace(root=root, state_dir=tmp_path / "state")
+
+
+def test_an_upstream_dockerfile_builds_over_the_mapped_base(tmp_path: Path, release: dict[str, ImageBuild],
+                                                           docker_client: Any) -> None:
+    c = docker_client
+    base_ref = release["email"].base  # minishop's base, on the engine: what python:3.12-slim maps to here
+    ws = _workspace(tmp_path, {UPSTREAM: base_ref})
+    before = {i.id for i in c.images.list(all=True)}
+    try:
+        built = build_service(ws, load_app(ws, "minishop"), "email", client=c)
+        assert built.ci == "passed" and built.base == base_ref
+        layers = c.api.inspect_image(built.id)["RootFS"]["Layers"]
+        base_layers = c.api.inspect_image(base_ref)["RootFS"]["Layers"]
+        assert layers[:len(base_layers)] == base_layers and len(layers) > len(base_layers)
+        listing = c.containers.run(built.id, ["python3", "-c", "import os; print(sorted(os.listdir('/app')))"],
+                                   remove=True).decode()
+        assert "'main.py'" in listing and "'shoplib'" in listing and "'__pycache__'" in listing
+        assert (ws.root / "apps" / "minishop" / "src" / "email" / "Dockerfile").read_text() == DOCKERFILE
+    finally:  # the image and the build stage's intermediates: test_image_zz_left_clean counts what is left
+        _remove_new(c, before)
+
+
+def _remove_new(c: Any, before: set[str]) -> None:
+    """Remove every image made since `before`, children first (the engine refuses a parent before them)."""
+    import docker
+
+    for _ in range(20):
+        left = {i.id for i in c.images.list(all=True)} - before
+        if not left:
+            return
+        for image in left:
+            try:
+                c.images.remove(image, force=True, noprune=True)
+            except docker.errors.APIError:  # a parent whose child goes in this pass; the next pass takes it
+                pass
+    raise AssertionError(f"images left behind: {sorted(left)}")
+
+
+def test_an_unmapped_from_is_refused_before_any_build(tmp_path: Path, docker_client: Any) -> None:
+    ws = _workspace(tmp_path, None)
+    ws_app = load_app(ws, "minishop")
+    before = {i.id for i in docker_client.images.list(all=True)}
+    # no images.from: a Dockerfile without ARG BASE says what to do
+    with pytest.raises(InputError, match=r"email/Dockerfile: no `ARG BASE=<image>` line; .* images.from"):
+        build_service(ws, ws_app, "email", client=docker_client)
+    ws = _workspace(tmp_path / "other", {"eclipse-temurin:17-jre": "faultkit/base:none"})
+    with pytest.raises(InputError, match=r"email/Dockerfile:2: FROM python:3.12-slim is not mapped"):
+        build_service(ws, load_app(ws, "minishop"), "email", client=docker_client)
+    assert {i.id for i in docker_client.images.list(all=True)} == before
