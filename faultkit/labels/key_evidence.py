@@ -147,6 +147,9 @@ def trace_evidence(cycles: list[Cycle]) -> dict[str, list[dict[str, Any]]] | Non
         return None
     rows = [(c.index, c.before, c.after, _ops(b), _ops(a)) for c, b, a in summaries]
     keys = sorted({k for *_, after in rows for k in after})
+    # a service read up to Jaeger's limit of traces has floors for counts: a rate of error spans moved
+    # between floors is no measured change (its p95 latency, over the spans read, still is one)
+    floors = {s for _, b, a in summaries for s in (*b.get("limited", ()), *a.get("limited", ()))}
     operations = []
     for key in keys:
         # an operation the before window did not run has no errors and no latency there yet
@@ -156,6 +159,8 @@ def trace_evidence(cycles: list[Cycle]) -> dict[str, list[dict[str, Any]]] | Non
         labels = dict(zip(("service", "operation", "kind"), key, strict=True))
         for name, unit, pairs, least in (("error_spans", "1/min", errors, MIN_RATE_CHANGE),
                                          ("span_p95_ms", "ms", latency, MIN_LATENCY_CHANGE_MS)):
+            if name == "error_spans" and key[0] in floors:
+                continue
             direction = moved([(b, a) for _, b, a in pairs], least) if len(pairs) == len(rows) else None
             if direction:
                 operations.append(_series(name, labels, unit, pairs, direction))

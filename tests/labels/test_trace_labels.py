@@ -40,9 +40,9 @@ HEALTHY_OPS = [op("frontend", "POST /checkout"), op("checkout", "POST /checkout"
                op("cart", "GET /cart")]
 
 
-def charge_failing(index: int, traces: int) -> Cycle:
+def charge_failing(index: int, traces: int, payment_p95: float = 20.0) -> Cycle:
     after = [op("frontend", "POST /checkout", errors=traces), op("checkout", "POST /checkout", errors=traces),
-             op("payment", "POST /charge", errors=traces), op("cart", "GET /cart")]
+             op("payment", "POST /charge", errors=traces, p95=payment_p95), op("cart", "GET /cart")]
     return Cycle(index, traced(f"before-{index}", HEALTHY_OPS), traced(f"after-{index}", after, [(CHARGE, traces)]))
 
 
@@ -57,6 +57,18 @@ def test_windows_without_spans_give_no_trace_modality_and_the_chain_from_the_gra
     unanswered = Cycle(1, traced("before-1", HEALTHY_OPS), {**w.window("after-1", w.FAILING),
                                                             "traces": {"error": "Jaeger did not answer"}})
     assert trace_evidence([unanswered]) is None  # one window without spans: no modality, not a partial one
+
+
+def test_error_spans_of_a_service_read_up_to_jaegers_limit_are_not_evidence_but_its_latency_is():
+    cycles = [charge_failing(1, 30, payment_p95=400.0), charge_failing(2, 24, payment_p95=400.0)]
+    whole = {(o["metric"], o["service"]) for o in trace_evidence(cycles)["operations"]}
+    assert {("error_spans", "payment"), ("span_p95_ms", "payment")} <= whole
+    # payment's read hit the limit in one window: its error counts are floors, its latency a sample
+    last = cycles[1]
+    read_to_limit = {**last.after["traces"], "limited": ["payment"]}
+    cycles[1] = Cycle(last.index, last.before, {**last.after, "traces": read_to_limit})
+    floors = {(o["metric"], o["service"]) for o in trace_evidence(cycles)["operations"]}
+    assert floors == whole - {("error_spans", "payment")}
 
 
 def test_a_failing_path_makes_its_deepest_service_the_cause_and_its_callers_the_propagation(ws):
