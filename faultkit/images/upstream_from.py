@@ -14,6 +14,7 @@ mapped nor a stage is refused before anything is built, with its line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,25 +34,14 @@ class FromImage:
 
 def from_images(dockerfile: Path, text: str) -> list[FromImage]:
     """Every image the Dockerfile's FROM lines start from, in order (stages and `scratch` left out)."""
-    args: dict[str, str] = {}
     stages: set[str] = set()
-    seen_from = False
     out: list[FromImage] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        arg = _ARG.match(line)
-        if arg and not seen_from:
-            _declare(args, arg["name"], arg["value"])
-            continue
-        m = _FROM.match(line)
-        if not m:
-            continue
-        seen_from = True
-        image = _substitute(m["image"], args)
+    for i, m, image in _froms(text.splitlines()):
         if "$" in image:
-            raise InputError(f"{dockerfile}:{n}: FROM {m['image']}: an ARG without a default before the first "
+            raise InputError(f"{dockerfile}:{i + 1}: FROM {m['image']}: an ARG without a default before the first "
                              "FROM; give it one, so the image is known before the build")
         if image.lower() != "scratch" and image not in stages:
-            out.append(FromImage(n, image))
+            out.append(FromImage(i + 1, image))
         if m["stage"]:
             stages.add(m["stage"])
     return out
@@ -59,23 +49,26 @@ def from_images(dockerfile: Path, text: str) -> list[FromImage]:
 
 def rewrite(text: str, local: dict[str, str]) -> str:
     """The Dockerfile with each FROM image in `local` (upstream reference -> local one) replaced."""
+    lines = text.splitlines(keepends=True)
+    for i, m, image in list(_froms(lines)):
+        if image in local:
+            end = lines[i][len(lines[i].rstrip("\r\n")):]
+            lines[i] = f"{m['lead']}{local[image]}{m['rest']}{end}"
+    return "".join(lines)
+
+
+def _froms(lines: list[str]) -> Iterator[tuple[int, re.Match[str], str]]:
+    """(index, match, image with the global ARG defaults substituted) of each FROM line."""
     args: dict[str, str] = {}
     seen_from = False
-    lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
         arg = _ARG.match(body)
         if arg and not seen_from:
             _declare(args, arg["name"], arg["value"])
-            continue
-        m = _FROM.match(body)
-        if not m:
-            continue
-        seen_from = True
-        image = _substitute(m["image"], args)
-        if image in local:
-            lines[i] = f"{m['lead']}{local[image]}{m['rest']}{line[len(body):]}"
-    return "".join(lines)
+        elif m := _FROM.match(body):
+            seen_from = True
+            yield i, m, _substitute(m["image"], args)
 
 
 def unmapped(dockerfile: Path, images: list[FromImage], mapped: set[str]) -> None:

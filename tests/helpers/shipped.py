@@ -5,6 +5,8 @@ bundles/<fault>/<run>/ for a campaign), so tests never assume one layout."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +25,16 @@ def bundle_of(fault: str) -> Path:
 def all_bundles() -> list[Path]:
     """Every sealed bundle under evidence/ that holds a verdict, in path order."""
     return sorted(p.parent for p in (REPO / "evidence").rglob("verdict.json") if (p.parent / "MANIFEST.json").is_file())
+
+
+def minishop_copy(root: Path, edit: Callable[[dict[str, Any]], None] | None = None, skip: tuple[str, ...] = ()) -> Path:
+    """The shipped minishop copied to root/apps/minishop (tool caches and `skip` left out), its app.yaml
+    changed by `edit` when given; returns the copy's app.yaml."""
+    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
+                    ignore=shutil.ignore_patterns("__pycache__", ".*_cache", *skip))
+    app_yaml = root / "apps" / "minishop" / "app.yaml"
+    if edit is not None:
+        data = yaml.safe_load(app_yaml.read_text())
+        edit(data)
+        app_yaml.write_text(yaml.safe_dump(data, sort_keys=False))
+    return app_yaml

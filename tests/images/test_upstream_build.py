@@ -6,22 +6,20 @@ the release fixture, so nothing new is made from Debian packages."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import InputError
 from faultkit.images.records import ImageBuild
 from faultkit.images.service import build_service
 from faultkit.workspace import Workspace
+from tests.helpers.shipped import minishop_copy
 
 pytestmark = [pytest.mark.live, pytest.mark.exclusive, pytest.mark.alone]
 
-REPO = Path(__file__).resolve().parents[2]
 UPSTREAM = "python:3.12-slim"
 DOCKERFILE = f"""\
 ARG IMAGE={UPSTREAM}
@@ -41,14 +39,8 @@ CMD ["python3", "main.py"]
 
 def _workspace(tmp_path: Path, mapping: dict[str, str] | None) -> Workspace:
     root = tmp_path / "repo"
-    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
-                    ignore=shutil.ignore_patterns("__pycache__", ".*_cache"))
+    minishop_copy(root, None if mapping is None else lambda data: data["images"].update({"from": mapping}))
     (root / "apps" / "minishop" / "src" / "email" / "Dockerfile").write_text(DOCKERFILE)
-    path = root / "apps" / "minishop" / "app.yaml"
-    data = yaml.safe_load(path.read_text())
-    if mapping is not None:
-        data["images"]["from"] = mapping
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
     return Workspace(root=root, state_dir=tmp_path / "state")
 
 

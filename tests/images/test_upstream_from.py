@@ -3,11 +3,9 @@ bases images.from maps them to. The real build over such a Dockerfile is in test
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from faultkit.apps.descriptor import BaseImage, load_app
 from faultkit.errors import InputError
@@ -15,8 +13,8 @@ from faultkit.images import base
 from faultkit.images.service import build_bases
 from faultkit.images.upstream_from import FromImage, from_images, rewrite, unmapped
 from faultkit.workspace import Workspace
+from tests.helpers.shipped import minishop_copy
 
-REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = Path("src/web/Dockerfile")
 # shaped like an upstream service's: a global ARG, a build stage, a stage used as a base, a runtime image
 MULTI_STAGE = """\
@@ -66,15 +64,9 @@ def test_an_image_named_by_an_arg_without_a_default_is_refused():
         from_images(DOCKERFILE, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
 
 
-def _ws_with(tmp_path: Path, images: object) -> Workspace:
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
-                    ignore=shutil.ignore_patterns("__pycache__", ".*_cache", "src"))
-    path = root / "apps" / "minishop" / "app.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["images"] = images
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return Workspace(root=root, state_dir=tmp_path / "state")
+def _ws_with(tmp_path: Path, images: dict[str, object]) -> Workspace:
+    minishop_copy(tmp_path / "repo", lambda data: data.update(images=images), skip=("src",))
+    return Workspace(root=tmp_path / "repo", state_dir=tmp_path / "state")
 
 
 def test_the_descriptor_maps_from_images_to_recipes_or_images(tmp_path: Path):

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 
 from faultkit.catalog.model import Entry
@@ -27,6 +26,7 @@ from faultkit.workspace import Workspace
 from tests.helpers.cli import cli_env, run_cli
 from tests.helpers.marks import SEVERAL_NAMESPACES
 from tests.helpers.retrying import validate
+from tests.helpers.shipped import minishop_copy
 from tests.platforms.kubernetes.k8s_support import LOADER, REPO, ns_name
 
 FAULT = "minishop-checkout-env-payment-addr-port"
@@ -41,12 +41,7 @@ SITES = [{"name": "site-a", "zone": "zone-a", "role": "active"},
 
 def two_site_workspace(tmp: Path) -> Workspace:
     root = tmp / "repo"
-    shutil.copytree(REPO / "apps" / "minishop", root / "apps" / "minishop",
-                    ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache", ".pytest_cache"))
-    app_yaml = root / "apps" / "minishop" / "app.yaml"
-    desc = yaml.safe_load(app_yaml.read_text())
-    desc["sites"] = SITES
-    app_yaml.write_text(yaml.safe_dump(desc, sort_keys=False))
+    minishop_copy(root, lambda desc: desc.update(sites=SITES))
     (root / "catalog" / "minishop").mkdir(parents=True)
     (root / "patches" / "minishop").mkdir(parents=True)
     shutil.copy(REPO / "catalog" / "minishop" / f"{FAULT}.yaml", root / "catalog" / "minishop")
