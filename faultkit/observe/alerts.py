@@ -10,7 +10,9 @@ not seen: the sampling interval bounds what is missed.
 Several instances of an app may report to one stack (a campaign's workers, each in a namespace of its
 own). A watch given the platform's scope as labels ({"k8s_namespace_name": NS}) keeps an alert unless one of
 its labels names another instance; an alert whose rule sums the scope's label away is kept, as the
-agent of any instance would see it. The window records the scope.
+agent of any instance would see it. The window records the scope. An app that runs in several sites
+(one namespace each) is one instance to its agent: the other sites' scopes are given too, and an
+alert of any of its sites is kept (a fault in one site may page from another).
 
 Only an http(s) URL is read, as for Jaeger: a Prometheus inside a cluster is reached through a
 port-forward the user opens.
@@ -44,6 +46,7 @@ class WindowAlerts(TypedDict):
     polls: int
     failed_polls: int
     scope: NotRequired[dict[str, str]]  # the labels an alert of another instance differs in
+    other_sites: NotRequired[dict[str, dict[str, str]]]  # site -> its scope, for an app in several sites
     error: NotRequired[str]  # the last failed poll's reason
     alerts: list[AlertRecord]  # sorted by name and labels
 
@@ -77,10 +80,12 @@ class AlertWatch:
     """Polls one Prometheus over a window and keeps what it saw; `take()` ends the window. Polls may
     overlap (the sampler sends each beside its sample), so what they record is kept under a lock."""
 
-    def __init__(self, url: str, name: str = "", scope: Mapping[str, str] | None = None) -> None:
+    def __init__(self, url: str, name: str = "", scope: Mapping[str, str] | None = None,
+                 other_sites: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.url = check_url(url)
         self.name = name or self.url  # as the user gave it (a k8s:// Service is read through a forward)
         self.scope = dict(sorted((scope or {}).items()))
+        self.other_sites = {site: dict(sorted(s.items())) for site, s in sorted((other_sites or {}).items())}
         self.lock = threading.Lock()
         self._reset()
 
@@ -119,8 +124,9 @@ class AlertWatch:
                 record.setdefault("firing_seen", round(t, 3))
 
     def _elsewhere(self, labels: Mapping[str, str]) -> bool:
-        """Whether an alert's labels name another instance than the scope's."""
-        return any(k in labels and labels[k] != v for k, v in self.scope.items())
+        """Whether an alert's labels name another instance than the scope's (and its other sites')."""
+        return all(any(k in labels and labels[k] != v for k, v in scope.items())
+                   for scope in (self.scope, *self.other_sites.values()))
 
     def take(self) -> WindowAlerts:
         with self.lock:
@@ -128,6 +134,8 @@ class AlertWatch:
                                  "alerts": [self.seen[k] for k in sorted(self.seen)]}
             if self.scope:
                 out["scope"] = dict(self.scope)
+            if self.other_sites:
+                out["other_sites"] = {site: dict(s) for site, s in self.other_sites.items()}
             if self.error:
                 out["error"] = self.error
             self._reset()

@@ -94,8 +94,11 @@ def validate(
     app = load_app(workspace, entry.app)
     check_platform(platform, entry)
     traces = trace_windows(params, app, platform)
+    sites = platform.other_sites()
     alerts = (AlertWatch(platform.query_address(params.alerts, "--alerts"), params.alerts,
-                         prometheus_labels(platform.telemetry_scope())) if params.alerts else None)
+                         prometheus_labels(platform.telemetry_scope()),
+                         {site: prometheus_labels(p.telemetry_scope()) for site, p in sites.items()})
+              if params.alerts else None)
     if entry.direct:
         platform.prepare()  # what carries the action out starts now, not inside the first window
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")[:-4] + "Z"
@@ -109,7 +112,6 @@ def validate(
     sampler = Sampler(platform, app.observed, entry.probe, entry.log.message if entry.log else None,
                       continuous_probe=params.rules >= 3, record_sources=params.rules >= SOURCES_FROM, traces=traces,
                       alerts=alerts)
-    sites = platform.other_sites()
     others = SiteSamplers(sites, app.observed, entry.probe, params.rules >= 3,
                           params.rules >= SOURCES_FROM) if sites else None
     journal = Journal(workspace.state_dir / "journal.json")

@@ -112,6 +112,21 @@ def test_a_scoped_window_leaves_out_the_alerts_of_another_instance(prometheus: s
         ("AlwaysFiring", None), ("HeldPending", None), ("InstanceFiring", "shop-1")]
 
 
+@pytest.mark.live
+def test_an_app_in_two_sites_keeps_the_alerts_of_both_and_no_others(prometheus: str) -> None:
+    window = _watched(AlertWatch(prometheus, scope={"k8s_namespace_name": "shop-1"},
+                                 other_sites={"site-b": {"k8s_namespace_name": "shop-2"}}))
+    assert window["scope"] == {"k8s_namespace_name": "shop-1"}
+    assert window["other_sites"] == {"site-b": {"k8s_namespace_name": "shop-2"}}
+    assert [(a["alert"], a["labels"].get("k8s_namespace_name")) for a in window["alerts"]] == [
+        ("AlwaysFiring", None), ("HeldPending", None), ("InstanceFiring", "shop-1"), ("InstanceFiring", "shop-2")]
+    # a site of its own in another namespace: shop-2's alert is another instance's again
+    window = _watched(AlertWatch(prometheus, scope={"k8s_namespace_name": "shop-1"},
+                                 other_sites={"site-b": {"k8s_namespace_name": "shop-3"}}))
+    assert ("InstanceFiring", "shop-2") not in [(a["alert"], a["labels"].get("k8s_namespace_name"))
+                                               for a in window["alerts"]]
+
+
 def test_a_prometheus_that_does_not_answer_is_counted_not_raised() -> None:
     watch = AlertWatch(f"http://127.0.0.1:{free_ports(1)[0]}")
     watch.poll(time.time())
