@@ -65,13 +65,14 @@ def api(api: client.ApiClient) -> Iterator[tuple[client.CustomObjectsApi, str]]:
     made = []
     for kind in KINDS:
         name = f"{KINDS[kind]}.{GROUP}"
-        try:
-            ext.read_custom_resource_definition(name)  # already there (e.g. Chaos Mesh itself): use it
-        except ApiException as e:
-            if e.status != 404:
-                raise
+        found = _crd(ext, name)
+        if found is not None and found.metadata.deletion_timestamp is not None:
+            _gone(ext, name)  # this module's own, torn down for another test in between: not yet gone
+            found = None
+        if found is None:
             ext.create_custom_resource_definition(crd(kind))
             made.append(name)
+        # else already there (e.g. Chaos Mesh itself): use it
     deadline = time.monotonic() + 60
     for kind in KINDS:
         name = f"{KINDS[kind]}.{GROUP}"
@@ -89,6 +90,24 @@ def api(api: client.ApiClient) -> Iterator[tuple[client.CustomObjectsApi, str]]:
         core.delete_namespace(namespace)
         for name in made:
             ext.delete_custom_resource_definition(name)
+        for name in made:  # deletion is asynchronous: the next setup must not find a CRD that is going
+            _gone(ext, name)
+
+
+def _crd(ext: client.ApiextensionsV1Api, name: str) -> Any:
+    try:
+        return ext.read_custom_resource_definition(name)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+        return None
+
+
+def _gone(ext: client.ApiextensionsV1Api, name: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _crd(ext, name) is not None:
+        assert time.monotonic() < deadline, f"{name} was still being deleted after {timeout:g} s"
+        time.sleep(0.5)
 
 
 def test_api_server_accepts_every_exported_object(api):
