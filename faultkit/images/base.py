@@ -32,21 +32,22 @@ TRIM = ("var/cache/apt/archives", "var/lib/apt/lists", "var/log", "var/cache/deb
 _ARG_BASE = re.compile(r"^\s*ARG\s+BASE=(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
 
 
-def declares_base(text: str) -> bool:
-    """Whether a Dockerfile's text takes its base as `ARG BASE=...` (faultkit's own kind)."""
-    return _ARG_BASE.search(text) is not None
+def declared_base(text: str) -> str | None:
+    """The image a Dockerfile's text takes as `ARG BASE=...` (faultkit's own kind), or None."""
+    m = _ARG_BASE.search(text)
+    return m.group(1) if m else None
 
 
-def default_base(dockerfile: Path) -> str:
-    """The image a Dockerfile starts from by default: its `ARG BASE=...`."""
+def default_base(dockerfile: Path, text: str | None = None) -> str:
+    """The image a Dockerfile starts from by default: its `ARG BASE=...` (`text`: the file, when read)."""
     try:
-        m = _ARG_BASE.search(dockerfile.read_text())
+        found = declared_base(dockerfile.read_text() if text is None else text)
     except OSError as e:
         raise InputError(f"{dockerfile}: cannot read the Dockerfile ({e.strerror})") from None
-    if not m:
+    if found is None:
         raise InputError(f"{dockerfile}: no `ARG BASE=<image>` line; faultkit passes the base image as BASE "
                          "(an application's own Dockerfile: map its FROM images in the descriptor's images.from)")
-    return m.group(1)
+    return found
 
 
 def recipe_digest(spec: BaseImage) -> str:

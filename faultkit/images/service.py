@@ -89,8 +89,8 @@ def build_bases(app: AppDescriptor, dockerfile: Path) -> tuple[dict[str, BaseIma
         raise InputError(f"{dockerfile}: cannot read the Dockerfile ({e.strerror})") from None
     except UnicodeDecodeError as e:
         raise InputError(f"{dockerfile}: not UTF-8 text (byte {e.start})") from None
-    if not app.from_images or base.declares_base(text):
-        ref = base.base_reference(app.base_image, base.default_base(dockerfile))
+    if not app.from_images or base.declared_base(text) is not None:
+        ref = base.base_reference(app.base_image, base.default_base(dockerfile, text))
         return {ref: app.base_image}, None, {"BASE": ref}
     mapped = dict(app.from_images)
     images = upstream_from.from_images(dockerfile, text)
