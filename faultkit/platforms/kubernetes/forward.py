@@ -21,6 +21,7 @@ from kubernetes.stream import portforward
 from urllib3.exceptions import HTTPError
 
 from faultkit.errors import UsageError
+from faultkit.platforms.kubernetes import objects
 from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.platforms.kubernetes.instances import is_ready
 from faultkit.platforms.service_url import parse_service_url
@@ -141,16 +142,16 @@ class Forwards:
         each connection goes to one of the pods it selects that is ready now."""
         def pods() -> list[tuple[str, int]]:
             try:
-                svc = self.conn.core.read_namespaced_service(service, self.namespace)
-                spec = next((sp for sp in svc.spec.ports or [] if sp.port == port), None)
-                if spec is None or not svc.spec.selector:
+                svc = objects.read_json(self.conn.core.read_namespaced_service, service, self.namespace)["spec"]
+                spec = next((sp for sp in svc.get("ports") or [] if sp.get("port") == port), None)
+                if spec is None or not svc.get("selector"):
                     return []
-                selector = ",".join(f"{k}={v}" for k, v in sorted(svc.spec.selector.items()))
-                found = self.conn.core.list_namespaced_pod(self.namespace, label_selector=selector).items
-            except (ApiException, HTTPError, OSError):
+                found = objects.items(self.conn.core.list_namespaced_pod, self.namespace,
+                                      label_selector=objects.selector_string(svc["selector"]))
+            except (ApiException, HTTPError, OSError, ValueError):
                 return []  # no such Service, or no API server now: the client sees the connection close
-            ready = [p for p in self.conn.api.sanitize_for_serialization(found) if is_ready(p)]
-            return [(p["metadata"]["name"], _container_port(p, spec.target_port or port)) for p in ready]
+            return [(p["metadata"]["name"], _container_port(p, spec.get("targetPort") or port))
+                    for p in found if is_ready(p)]
         return self.url((f"service {service}", port), pods, QUERY_WAIT_S)
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.errors import PlatformError
+from faultkit.platforms.kubernetes import objects
 from faultkit.platforms.kubernetes.connection import Connection
 from faultkit.yamlio import atomic_write
 
@@ -40,7 +41,8 @@ class ClusterImages:
             return {}
 
     def _node_names(self) -> list[list[str]]:
-        return [list(img.names or []) for node in self.conn.core.list_node().items for img in node.status.images or []]
+        return [list(img.get("names") or []) for node in objects.items(self.conn.core.list_node)
+                for img in (node.get("status") or {}).get("images") or []]
 
     def _digests_on_nodes(self, ref: str, listed: list[list[str]] | None = None) -> set[str] | None:
         """The repository digests the nodes know `ref` by (an empty set for an image loaded without

@@ -79,6 +79,7 @@ class Ledger:
     def _observe(self, service: str, pods: list[dict[str, Any]], container: str,
                  build_of: Callable[[str], str]) -> list[Instance]:
         data = self._load()
+        before = json.dumps(data, sort_keys=True)
         svc = data.setdefault(service, {"slots": {}, "replaced": {}, "ooms": {}, "planned": []})
         live = sorted((p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
                       key=lambda p: (str(p["metadata"].get("creationTimestamp")), p["metadata"]["name"]))
@@ -106,7 +107,9 @@ class Ledger:
                                 ready=is_ready(pod), restarts=int(st.get("restartCount") or 0)
                                 + int(svc["replaced"].get(str(slot), 0)),
                                 oom_kills=ooms, last_exit=last_exit(st)))
-        atomic_write(self.path, json.dumps(data, sort_keys=True))
+        after = json.dumps(data, sort_keys=True)
+        if after != before:  # most samples change nothing: no write (and fsync) for them
+            atomic_write(self.path, after)
         return sorted(out, key=lambda i: i.id)
 
     def pod_of(self, service: str, instance: str) -> str | None:

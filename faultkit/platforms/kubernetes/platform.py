@@ -214,19 +214,18 @@ class KubernetesPlatform:
         dep = objects.deployment(self.conn, rec.namespace, spec.workload)
         sel = objects.selector_string(dep["spec"]["selector"].get("matchLabels") or {})
         try:
-            pods = self.conn.core.list_namespaced_pod(rec.namespace, label_selector=sel).items
+            return rec.namespace, objects.items(self.conn.core.list_namespaced_pod, rec.namespace, label_selector=sel)
         except ApiException as e:
             raise api_error(f"list pods of {service}", e) from None
-        return rec.namespace, [objects.plain(self.conn, p) for p in pods]
 
     def status(self) -> AppStatus:
         return app_status(self)
 
     def instances(self, service: str | None = None) -> list[Instance]:
-        names = [service] if service else [s.name for s in self.descriptor.services]
+        by_service = {service: self._pods(service)[1]} if service else objects.pods_of_workloads(
+            self.conn, self.owner.require().namespace, {s.name: s.workload for s in self.descriptor.services})
         out: list[Instance] = []
-        for name in names:
-            _, pods = self._pods(name)
+        for name, pods in by_service.items():
             out += self.ledger.observe(name, pods, self.descriptor.service(name).containers[0],
                                        self.cluster_images.build_of)
         return out

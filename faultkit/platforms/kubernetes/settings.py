@@ -31,7 +31,7 @@ def bare(workload: str) -> str:
 
 def _service(conn: Connection, namespace: str, name: str) -> dict[str, Any]:
     try:
-        return objects.plain(conn, conn.core.read_namespaced_service(name, namespace))
+        return objects.read_json(conn.core.read_namespaced_service, name, namespace)
     except ApiException as e:
         if e.status == 404:
             raise InputError(f"no Service named {name!r} in namespace {namespace}") from None

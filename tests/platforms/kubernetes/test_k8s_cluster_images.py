@@ -28,7 +28,8 @@ class LaggingNodes:
         self.loaded_log, self.listed, self.lag_s, self.digest_names = loaded_log, listed, lag_s, digest_names
         self.core = self
 
-    def list_node(self) -> Any:
+    def list_node(self, _preload_content: bool = True) -> Any:
+        """The node list as the API server sends it (the platform reads its JSON)."""
         names = list(self.listed)
         if self.loaded_log.exists():
             for line in self.loaded_log.read_text().splitlines():
@@ -38,8 +39,7 @@ class LaggingNodes:
                         full = f"docker.io/{ref}"
                         digest = [full.rsplit(":", 1)[0] + "@sha256:" + "d" * 64] if self.digest_names else []
                         names.append([full, *digest])
-        images = [SimpleNamespace(names=n) for n in names]
-        return SimpleNamespace(items=[SimpleNamespace(status=SimpleNamespace(images=images))])
+        return SimpleNamespace(data=json.dumps({"items": [{"status": {"images": [{"names": n} for n in names]}}]}))
 
 
 def _loader(tmp_path: Path) -> tuple[list[str], Path]:
