@@ -6,7 +6,9 @@ validates one fault of each mechanism with the given window, and prints wall / f
 the stages before the first window (a code fault's patch, image build with the service's own lint
 and unit tests, marker search and baseline), the ratio of the rest (the cycles) to the floor, the
 time of each rollout the run made (a code fault's build, a config fault's setting; inject and
-revert), the time for up and down, and the load average. Target: at most 1.10 with 20-second windows.
+revert), faultkit's own CPU time for the validation (every thread of this process: what the
+validator adds to the load of the machine it measures), the time for up and down, and the load
+average. Target: at most 1.10 with 20-second windows.
 Usage: python bench/validate_bench.py [--window 20] [--repeat 2] [--platform P] [--load CMD] [FAULT_ID ...]
 """
 
@@ -94,7 +96,7 @@ def main() -> None:
         spent = timed(platform, ("rollout", "patch_field"))
         try:
             print(f"{'fault':50} {'mech':7} {'verdict':9} {'wall s':>7} {'floor s':>7} {'ratio':>6} "
-                  f"{'stages s':>8} {'cycles':>6}  rollouts")
+                  f"{'stages s':>8} {'cycles':>6} {'cpu s':>6}  rollouts")
             for fault in faults:
                 direct = entries[fault].direct
                 if direct and direct.action not in platform.actions():
@@ -105,14 +107,14 @@ def main() -> None:
                                           limits=Limits(max_load_per_core=args.max_load))
                 for values in spent.values():
                     values.clear()
-                start, started = time.monotonic(), time.time()
+                start, started, cpu = time.monotonic(), time.time(), time.process_time()
                 verdict, bundle = validate(ws, platform, fault, params, evidence=Path(tmp) / "evidence", record=False)
-                wall = time.monotonic() - start
+                wall, cpu = time.monotonic() - start, time.process_time() - cpu
                 static = static_stages_s(bundle, started)
                 floor = windows(entries[fault].mechanism, args.repeat) * args.window
                 changes = spent["rollout"] + spent["patch_field"]
                 print(f"{fault:50} {entries[fault].mechanism:7} {verdict['status']:9} {wall:7.1f} {floor:7.1f} "
-                      f"{wall / floor:6.2f} {static:8.1f} {(wall - static) / floor:6.2f}  {spread(changes)}")
+                      f"{wall / floor:6.2f} {static:8.1f} {(wall - static) / floor:6.2f} {cpu:6.1f}  {spread(changes)}")
         finally:
             started = time.monotonic()
             platform.down()
