@@ -24,9 +24,10 @@ import yaml
 from kubernetes import client, config
 
 from tests.helpers.cli import cli_env
-from tests.helpers.marks import SEVERAL_NAMESPACES
 
-pytestmark = [pytest.mark.live, pytest.mark.exclusive, SEVERAL_NAMESPACES]
+# one namespace, as any other module's minishop: not in the several-namespaces group (tests/helpers/marks.py),
+# whose modules run one after another and were the exclusive phase's longest path with it
+pytestmark = [pytest.mark.live, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster" / "cluster"
