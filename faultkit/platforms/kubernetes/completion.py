@@ -7,11 +7,11 @@ A rollout counts as complete only when no old replica can still answer a request
   availableReplicas == spec.replicas);
 * no pod of an older ReplicaSet remains, terminating ones included (a terminating pod may still
   serve the connections it holds);
-* every pod of the new ReplicaSet runs the expected image, by the imageID the kubelet reports;
+* every pod of the new ReplicaSet runs the expected image (ExpectedImage.runs);
 * each Service selecting the pods lists, in its EndpointSlices, only the new pods (and all of them).
 
-Objects are plain dicts in the API's JSON shape (camelCase), so recorded objects and live ones
-(ApiClient.sanitize_for_serialization) go through the same code.
+Objects are plain dicts in the API's JSON shape (camelCase), as the API server sends them, so
+recorded objects and live ones go through the same code.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from faultkit.platforms.kubernetes.images import ExpectedImage, image_digest
 
 REVISION = "deployment.kubernetes.io/revision"
 
@@ -50,15 +52,10 @@ def current_replicaset(deployment: Obj, replicasets: Iterable[Obj]) -> Obj | Non
     return None
 
 
-def image_digest(image_id: str) -> str:
-    """`docker.io/x/y@sha256:ab..` or `sha256:ab..` -> `sha256:ab..`."""
-    return image_id.rsplit("@", 1)[-1]
-
-
 def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable[Obj], slices: Iterable[Obj],
-                     container: str, image_ids: frozenset[str] | None = None) -> Progress:
-    """`image_ids`: the digests the expected image is known by (its config digest, its repository
-    digests); None when the change was not an image (a setting), so any image is right."""
+                     container: str, image: ExpectedImage | None = None) -> Progress:
+    """`image`: what the new pods must run; None when the change was not an image (a setting), so
+    any image is right."""
     replicasets, pods, slices = list(replicasets), list(pods), list(slices)
     name = str(_meta(deployment).get("name"))
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
@@ -100,11 +97,11 @@ def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable
         failed = _cannot_start(pod, container)
         if failed:
             return Progress(False, f"pod {pname}: {failed}", ())
-        if image_ids is not None:
-            statuses = [s for s in (pod.get("status") or {}).get("containerStatuses") or []
-                        if s.get("name") == container]
-            got = image_digest(str(statuses[0].get("imageID") or "")) if statuses else ""
-            if got not in image_ids:
+        if image is not None:
+            running: Obj = next((s for s in (pod.get("status") or {}).get("containerStatuses") or []
+                                 if s.get("name") == container), {})
+            if not image.runs(running):
+                got = image_digest(str(running.get("imageID") or ""))
                 waiting.append(f"pod {pname} runs image {got or '(not started)'}, not the rolled-out one")
     if len(new_pods) < want:
         waiting.append(f"Deployment {name}: {len(new_pods)} of {want} pods of the new ReplicaSet exist")

@@ -2,14 +2,17 @@
 
 The kubelet reports a pod's image as the runtime knows it (its repository digest, or its config
 digest, which is Docker's image id); both are recorded here per built image, from the node's own
-image list, so a pod's imageID can be matched to the Build that made it.
+image list when it has the image already, else from the first pod that runs it, so a pod's imageID
+can be matched to the Build that made it.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import time
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +32,36 @@ def normalized(ref: str) -> str:
     return f"docker.io/{ref}"
 
 
+def image_digest(image_id: str) -> str:
+    """`docker.io/x/y@sha256:ab..` or `sha256:ab..` -> `sha256:ab..`."""
+    return image_id.rsplit("@", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ExpectedImage:
+    """The image a rolled-out pod must run: the reference set in its template, and the digests that
+    image is known by so far (its build id, and any repository digest already learned).
+
+    A container runs it when the kubelet reports one of those digests, or reports the reference
+    itself with a digest not yet known: a loader such as kind's gives the image a repository digest
+    that only the node's image list shows, up to 40 s after the load (the kubelet's image cache and
+    status periods), and faultkit's tags name their content, so the reference settles it. The
+    digest is then learned (ClusterImages.build_of)."""
+
+    ref: str
+    digests: frozenset[str]
+
+    def runs(self, status: Mapping[str, Any]) -> bool:
+        got = image_digest(str(status.get("imageID") or ""))
+        if not got:
+            return False
+        return got in self.digests or normalized(str(status.get("image") or "")) == normalized(self.ref)
+
+
 class ClusterImages:
     def __init__(self, conn: Connection, loader: list[str] | None, path: Path) -> None:
         self.conn, self.loader, self.path = conn, loader, path
+        self.lock = threading.RLock()  # the sampler's threads learn digests while a rollout loads images
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -56,40 +86,26 @@ class ClusterImages:
                 out = (out or set()) | {n.rsplit("@", 1)[1] for n in names if n.startswith(repo + "@")}
         return out
 
-    def ensure(self, ref: str, build_id: str, timeout: float = 60.0) -> None:
-        self.ensure_all({ref: build_id}, timeout)
+    def ensure(self, ref: str, build_id: str) -> None:
+        self.ensure_all({ref: build_id})
 
-    def _tag_only(self, refs: set[str], listed: list[list[str]]) -> bool:
-        """Whether the nodes list an image faultkit loaded before (one of `refs`) by its tag alone:
-        the runtime then knows what this loader puts there by no repository digest, and reports a
-        pod's image by its config digest, which is the build id."""
-        return any(self._digests_on_nodes(ref, listed) == set() for ref in refs)
-
-    def ensure_all(self, images: dict[str, str], timeout: float = 60.0) -> None:
-        """Make the nodes have every ref (running the loader for those they lack), then record each
-        one's digests as the node lists them."""
-        data = self._load()
+    def ensure_all(self, images: dict[str, str]) -> None:
+        """Make the nodes have every ref (one run of the loader for those they lack), and record each
+        one's build id with the repository digests the nodes list it by now. A digest the nodes list
+        only later (kind's loader gives one; the kubelet lists a new image up to 40 s after a load) is
+        learned from the first pod that runs the image (build_of), rather than waited for here."""
         listed = self._node_names()
         on_nodes = {ref: self._digests_on_nodes(ref, listed) for ref in images}
         missing = [ref for ref in images if on_nodes[ref] is None]
         if missing and self.loader:
             self._load_all(missing)
-        # The kubelet lists a new image in the node's status only after its image cache refresh (every
-        # 30 s) and its status period (10 s): up to 40 s. That wait teaches the repository digests a loader
-        # such as kind's (`ctr import --digests`) gives; a loader that gives none (tools/cluster's `cluster
-        # load`) leaves only the build id, known already, so when an earlier load shows that, nobody waits.
-        if missing and self.loader and self._tag_only({v["ref"] for v in data.values()} | set(images), listed):
-            for ref in missing:
-                on_nodes[ref] = set()
-        deadline = time.monotonic() + timeout
-        while self.loader and any(v is None for v in on_nodes.values()) and time.monotonic() < deadline:
-            time.sleep(1)
-            listed = self._node_names()
-            on_nodes = {ref: self._digests_on_nodes(ref, listed) if v is None else v for ref, v in on_nodes.items()}
-        for ref, build_id in images.items():
-            data[build_id] = {"ref": ref, "digests": sorted((on_nodes[ref] or set()) | {build_id})}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+        with self.lock:
+            data = self._load()
+            for ref, build_id in images.items():
+                known = set(data.get(build_id, {}).get("digests") or [])
+                data[build_id] = {"ref": ref, "digests": sorted(known | (on_nodes[ref] or set()) | {build_id})}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
 
     def _load_all(self, refs: list[str]) -> None:
         """One run of the loader for every ref (`COMMAND IMAGE...`, as `kind load docker-image` and
@@ -112,8 +128,24 @@ class ClusterImages:
         v = self._load().get(build_id)
         return str(v["ref"]) if v else None
 
-    def build_of(self, digest: str) -> str:
-        for build_id, v in self._load().items():
-            if digest == build_id or digest in (v.get("digests") or []):
-                return str(build_id)
-        return digest
+    def expected(self, ref: str) -> ExpectedImage | None:
+        """What a pod rolled out to `ref` must run; None for an image faultkit did not hand to the
+        nodes (one named with --images), which any digest may be."""
+        digests = self.digests(ref)
+        return ExpectedImage(ref, digests) if digests else None
+
+    def build_of(self, digest: str, ref: str = "") -> str:
+        """The build a container runs, from the digest the kubelet reports (and the reference it
+        reports, `ref`): a digest not yet known, reported with the reference of exactly one build,
+        is learned as that build's; anything else is returned as it is."""
+        with self.lock:
+            data = self._load()
+            for build_id, v in data.items():
+                if digest == build_id or digest in (v.get("digests") or []):
+                    return str(build_id)
+            builds = [b for b, v in data.items() if ref and normalized(str(v.get("ref"))) == normalized(ref)]
+            if len(builds) != 1 or not digest.startswith("sha256:"):
+                return digest
+            data[builds[0]]["digests"] = sorted({*data[builds[0]]["digests"], digest})
+            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+            return builds[0]

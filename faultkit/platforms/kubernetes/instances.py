@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from faultkit.platforms.base import Instance
-from faultkit.platforms.kubernetes.completion import image_digest
+from faultkit.platforms.kubernetes.images import image_digest
 from faultkit.yamlio import atomic_write
 
 
@@ -72,12 +72,12 @@ class Ledger:
         atomic_write(self.path, json.dumps(data, sort_keys=True))
 
     def observe(self, service: str, pods: list[dict[str, Any]], container: str,
-                build_of: Callable[[str], str]) -> list[Instance]:
+                build_of: Callable[[str, str], str]) -> list[Instance]:
         with self.lock:
             return self._observe(service, pods, container, build_of)
 
     def _observe(self, service: str, pods: list[dict[str, Any]], container: str,
-                 build_of: Callable[[str], str]) -> list[Instance]:
+                 build_of: Callable[[str, str], str]) -> list[Instance]:
         data = self._load()
         before = json.dumps(data, sort_keys=True)
         svc = data.setdefault(service, {"slots": {}, "replaced": {}, "ooms": {}, "planned": []})
@@ -103,7 +103,7 @@ class Ledger:
                 svc["ooms"][f"{uid}@{st.get('restartCount', 0)}"] = slot
             ooms = sum(1 for v in svc["ooms"].values() if v == slot)
             out.append(Instance(id=f"{service}-{slot}", service=service,
-                                build=build_of(image_digest(str(st.get("imageID") or ""))),
+                                build=build_of(image_digest(str(st.get("imageID") or "")), str(st.get("image") or "")),
                                 ready=is_ready(pod), restarts=int(st.get("restartCount") or 0)
                                 + int(svc["replaced"].get(str(slot), 0)),
                                 oom_kills=ooms, last_exit=last_exit(st)))

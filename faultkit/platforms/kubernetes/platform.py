@@ -139,9 +139,8 @@ class KubernetesPlatform:
             if o["kind"] != "Deployment":
                 continue
             container = o["spec"]["template"]["spec"]["containers"][0]
-            ids = self.cluster_images.digests(container["image"])
-            p = wait_rollout(self.conn, namespace, o["metadata"]["name"], container["name"], ids or None,
-                             max(1.0, deadline - time.monotonic()))
+            p = wait_rollout(self.conn, namespace, o["metadata"]["name"], container["name"],
+                             self.cluster_images.expected(container["image"]), max(1.0, deadline - time.monotonic()))
             if not p.done:
                 raise PlatformError(f"Deployment {o['metadata']['name']} in {namespace} did not become available "
                                     f"within {timeout:g}s: {p.failed or '; '.join(p.waiting[:3])}")
@@ -329,8 +328,8 @@ class KubernetesPlatform:
         _, pods = self._pods(service)
         self.ledger.retire(service, [p["metadata"]["uid"] for p in pods])
         change(self.conn, rec.namespace, spec.workload, container, lambda: set_image(location),
-               lambda: set_image(old_image), self.cluster_images.digests(location), timeout,
-               self.cluster_images.digests(old_image) or None)
+               lambda: set_image(old_image), self.cluster_images.expected(location), timeout,
+               self.cluster_images.expected(old_image))
 
     # -- manifest settings ------------------------------------------------------------------
     def read_field(self, workload: str, container: str, path: str) -> str | None:

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import watching
-from faultkit.platforms.kubernetes.completion import Progress, rollout_progress
+from faultkit.platforms.kubernetes.completion import ExpectedImage, Progress, rollout_progress
 from faultkit.platforms.kubernetes.connection import Connection, api_error
 from faultkit.platforms.kubernetes.objects import observe
 
@@ -21,11 +21,11 @@ from faultkit.platforms.kubernetes.objects import observe
 ROLLOUT_KINDS = ("deployments", "replicasets", "pods", "endpointslices")
 
 
-def wait_rollout(conn: Connection, namespace: str, name: str, container: str, image_ids: frozenset[str] | None,
+def wait_rollout(conn: Connection, namespace: str, name: str, container: str, image: ExpectedImage | None,
                  timeout: float) -> Progress:
     def progress() -> Progress:
         o = observe(conn, namespace, name)
-        return rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image_ids)
+        return rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image)
 
     return watching.until(conn, namespace, ROLLOUT_KINDS, progress, lambda p: bool(p.done or p.failed), timeout)
 
@@ -38,15 +38,15 @@ def patch_template(conn: Connection, namespace: str, name: str, body: dict[str, 
 
 
 def change(conn: Connection, namespace: str, name: str, container: str, apply: Callable[[], None],
-           undo: Callable[[], None], image_ids: frozenset[str] | None, timeout: float,
-           undo_image_ids: frozenset[str] | None = None) -> None:
+           undo: Callable[[], None], image: ExpectedImage | None, timeout: float,
+           undo_image: ExpectedImage | None = None) -> None:
     """apply(), wait; when it does not complete, undo() and wait again, then raise NotReady."""
     apply()
-    p = wait_rollout(conn, namespace, name, container, image_ids, timeout)
+    p = wait_rollout(conn, namespace, name, container, image, timeout)
     if p.done:
         return
     why = p.failed or f"not complete after {timeout:g}s: {'; '.join(p.waiting[:3])}"
     undo()
-    back = wait_rollout(conn, namespace, name, container, undo_image_ids, max(timeout, 60.0))
+    back = wait_rollout(conn, namespace, name, container, undo_image, max(timeout, 60.0))
     undone = "undone" if back.done else f"undo did not complete either ({'; '.join(back.waiting[:2]) or back.failed})"
     raise NotReady(f"Deployment {name} in {namespace}: the rollout failed ({why}); {undone}")

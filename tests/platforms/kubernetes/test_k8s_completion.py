@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from faultkit.platforms.kubernetes.completion import current_replicaset, rollout_progress
+from faultkit.platforms.kubernetes.images import ExpectedImage
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -22,9 +23,14 @@ def load(name: str) -> dict[str, Any]:
     return data
 
 
-def judge(o: dict[str, Any]) -> Any:
+def rolled_out() -> str:
+    """The image the recorded rollout set: the template's once it completed."""
+    return str(load("complete.json")["deployment"]["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def judge(o: dict[str, Any], ref: str | None = None) -> Any:
     return rollout_progress(o["deployment"], o["replicasets"], o["pods"], o["slices"], o["container"],
-                            frozenset(o["image_ids"]))
+                            ExpectedImage(ref or rolled_out(), frozenset(o["image_ids"])))
 
 
 def test_the_completed_rollout_is_done() -> None:
@@ -81,8 +87,17 @@ def test_a_new_pod_missing_from_the_endpoints_keeps_it_pending() -> None:
 def test_a_pod_running_another_image_keeps_it_pending() -> None:
     o = load("complete.json")
     o["image_ids"] = ["sha256:" + "0" * 64]
-    p = judge(o)
+    p = judge(o, ref="minishop/productcatalog:1.0.0-000000000000")
     assert not p.done and any("runs image" in w for w in p.waiting)
+
+
+def test_a_pod_reporting_the_reference_by_a_digest_not_yet_known_runs_it() -> None:
+    """kind's loader: the kubelet reports a repository digest the node's image list shows only later."""
+    o = load("complete.json")
+    o["image_ids"] = ["sha256:" + "0" * 64]
+    assert judge(o).done
+    o["pods"][0]["status"]["containerStatuses"][0]["imageID"] = ""  # not started: no image yet
+    assert not judge(o).done
 
 
 def test_an_unobserved_generation_keeps_it_pending() -> None:

@@ -37,12 +37,13 @@ def test_rollout_completes_only_when_no_old_replica_serves(shop: KubernetesPlatf
     assert new.id != first
     seen: list[Any] = []
     stop = threading.Event()
-    ids = shop.cluster_images.digests(new.location)
+    image = shop.cluster_images.expected(new.location)
+    assert image is not None
 
     def watch() -> None:  # the predicate over what the API server shows while the rollout runs
         while not stop.is_set():
             o = objects.observe(shop.conn, ns, "productcatalog")
-            seen.append((o, rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", ids)))
+            seen.append((o, rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", image)))
     t = threading.Thread(target=watch, daemon=True)
     t.start()
     try:
@@ -52,15 +53,15 @@ def test_rollout_completes_only_when_no_old_replica_serves(shop: KubernetesPlatf
         t.join(10)
     assert any(not p.done for _, p in seen), "the watcher saw no moment before completion"
     o = objects.observe(shop.conn, ns, "productcatalog")
-    done = rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", ids)
+    done = rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, "productcatalog", image)
     assert done.done, done.waiting
     if recording.wanted():
         moments, last = [], None
         for obs, p in seen:
             if not p.done and p.waiting != last:
-                moments.append(recording.snapshot(obs, "productcatalog", ids))
+                moments.append(recording.snapshot(obs, "productcatalog", image.digests))
                 last = p.waiting
-        recording.write(moments, recording.snapshot(o, "productcatalog", ids))
+        recording.write(moments, recording.snapshot(o, "productcatalog", image.digests))
     assert [i.build for i in shop.instances("productcatalog")] == [new.id]
     # while an old pod was listed, the predicate said not done
     for obs, p in seen:

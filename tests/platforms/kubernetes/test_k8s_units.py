@@ -91,7 +91,7 @@ def test_ledger_counts_replaced_pods_and_ooms_but_not_rollouts(tmp_path: Path) -
     builds = {"sha256:aa": "sha256:build-a", "sha256:bb": "sha256:build-b"}.get
 
     def see(*pods: dict[str, Any]) -> list[Any]:
-        return ledger.observe("cart", list(pods), "cart", lambda d: builds(d) or d)
+        return ledger.observe("cart", list(pods), "cart", lambda d, _ref: builds(d) or d)
     [a] = see(pod("1", "t1"))
     assert (a.id, a.restarts, a.build, a.ready) == ("cart-0", 0, "sha256:build-a", True)
     [b] = see(pod("2", "t2"))  # pod 1 vanished: it was replaced (a kill, an eviction)
