@@ -43,10 +43,10 @@ class ExpectedImage:
     image is known by so far (its build id, and any repository digest already learned).
 
     A container runs it when the kubelet reports one of those digests, or reports the reference
-    itself with a digest not yet known: a loader such as kind's gives the image a repository digest
-    that only the node's image list shows, up to 40 s after the load (the kubelet's image cache and
-    status periods), and faultkit's tags name their content, so the reference settles it. The
-    digest is then learned (ClusterImages.build_of)."""
+    itself: a loader such as kind's gives the image a repository digest that only the node's image
+    list shows, up to 40 s after the load (the kubelet's image cache and status periods), and
+    faultkit's tags name their content, so the reference settles it whatever digest comes with it.
+    That digest is then learned (ClusterImages.build_of)."""
 
     ref: str
     digests: frozenset[str]
