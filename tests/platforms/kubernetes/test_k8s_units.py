@@ -1,15 +1,17 @@
-"""Parts of the kubernetes platform that need no cluster: rendering, the pod ledger, log lines."""
+"""Parts of the kubernetes platform that need no cluster: rendering, the pod ledger, log lines, pods by workload."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from faultkit.apps.descriptor import load_app
 from faultkit.errors import InputError
-from faultkit.platforms.kubernetes import apply
+from faultkit.platforms.kubernetes import apply, objects
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import parse_k8s_line
 from faultkit.platforms.service_url import parse_service_url
@@ -134,3 +136,37 @@ def test_request_source_names_the_query_or_the_pod_proxy():
     marked = RequestSignal(probe_marked=True)
     assert request_source("http://prometheus.example:9090", "shop", marked)["probe_counted"] is False
     assert "probe_counted" not in request_source("", "shop", marked)  # a pod's /metrics counts them all
+
+
+class _Lists:
+    """The two list calls `pods_of_workloads` makes, answering as the API server does (raw JSON)."""
+
+    def __init__(self, deployments: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+        self.apps, self.core, self.deployments, self.pods = self, self, deployments, pods
+
+    def list_namespaced_deployment(self, namespace: str, _preload_content: bool = True) -> Any:
+        return SimpleNamespace(data=json.dumps({"items": self.deployments}))
+
+    def list_namespaced_pod(self, namespace: str, _preload_content: bool = True) -> Any:
+        return SimpleNamespace(data=json.dumps({"items": self.pods or None}))  # none: `items: null`
+
+
+def _dep(name: str, match: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"selector": {"matchLabels": match}}}
+
+
+def _pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels}}
+
+
+def test_pods_of_workloads_matches_each_deployments_selector_from_two_lists() -> None:
+    lists = _Lists([_dep("cart", {"app": "cart"}), _dep("cart-v2", {"app": "cart", "version": "v2"})],
+                   [_pod("cart-a", {"app": "cart", "version": "v1"}), _pod("cart-b", {"app": "cart", "version": "v2"}),
+                    _pod("other", {"app": "payment"}), _pod("bare", {})])
+    found = objects.pods_of_workloads(lists, "ns", {"cart": "cart", "cart2": "cart-v2"})  # type: ignore[arg-type]
+    assert {s: [p["metadata"]["name"] for p in pods] for s, pods in found.items()} == {
+        "cart": ["cart-a", "cart-b"], "cart2": ["cart-b"]}
+    assert objects.pods_of_workloads(_Lists([_dep("cart", {"app": "cart"})], []), "ns",  # type: ignore[arg-type]
+                                     {"cart": "cart"}) == {"cart": []}
+    with pytest.raises(InputError, match="no Deployment named 'email' in namespace ns"):
+        objects.pods_of_workloads(lists, "ns", {"email": "email"})  # type: ignore[arg-type]
