@@ -51,45 +51,27 @@ fi
 # Whatever happens after this line, the EXIT trap stops what this script started: a build still
 # running, the cluster (it runs images the engine built), then the Docker engine (only if started here).
 builder=""
-engine_tests=""
 stop_all() {
-  for job in "$builder" "$engine_tests"; do
-    [ -n "$job" ] && kill -- -"$job" 2>/dev/null || true
-  done
+  [ -n "$builder" ] && kill -- -"$builder" 2>/dev/null || true
   tools/cluster/cluster down || true
   scripts/ci/dockerd.sh stop || true
 }
 trap stop_all EXIT
 
-# The Go tools of the cluster and the telemetry stack, each built once into a cache outside the
-# repository: the one-node Kubernetes of tools/cluster (tests/cluster and the kubernetes platform
-# run on it) and Jaeger v2 for the telemetry stack of tools/telemetry (tests/telemetry start and
-# stop the stack themselves).
+# The Go tools, each built once into a cache outside the repository: the one-node Kubernetes of
+# tools/cluster (tests/cluster and the kubernetes platform run on it), a `distribution` registry
+# for the push test (tests/images/test_image_push.py starts it on loopback), and Jaeger v2 for the
+# telemetry stack of tools/telemetry (tests/telemetry start and stop the stack themselves).
+export REGISTRY_BIN="$cache/faultkit-registry/bin/registry"
 build_tools() {
   bash tools/cluster/ci-up.sh --build-only
-  tools/telemetry/telemetry build
-}
-set -m  # each background job gets a process group of its own, so the trap can stop all of it
-build_tools >"$logs/build.log" 2>&1 &
-builder=$!
-set +m
-
-# The engine's own tests (tests/images: images built from Debian packages with their in-image
-# lint and unit tests, a push to a `distribution` registry on loopback, built here into a cache
-# outside the repository, and what the engine holds afterwards), one at a time beside the fast
-# tier: they need the engine and nothing of the cluster, and the fast tier measures nothing (on a
-# cold machine it already runs beside the Go builds). After the local live phase they took about
-# 130 s of the 386 s that the tests nothing may run beside took.
-scripts/ci/dockerd.sh start
-export REGISTRY_BIN="$cache/faultkit-registry/bin/registry"
-run_engine_tests() {
   [ -x "$REGISTRY_BIN" ] || GOBIN="$(dirname "$REGISTRY_BIN")" GOFLAGS=-mod=mod \
     go install github.com/distribution/distribution/v3/cmd/registry@v3.0.0
-  python3 -m pytest -q -m "live and exclusive and alone" tests/images --durations=10 "$@"
+  tools/telemetry/telemetry build
 }
-set -m
-run_engine_tests "$@" >"$logs/engine.log" 2>&1 &
-engine_tests=$!
+set -m  # the build gets a process group of its own, so the trap can stop all of it
+build_tools >"$logs/build.log" 2>&1 &
+builder=$!
 set +m
 
 # dsse-verify, the independent verifier of bundle attestations (tests/release/test_dsse_independent.py,
@@ -113,14 +95,6 @@ tier() {
 
 tier -m "not live" -n "$fast_workers" "$@"
 
-echo "test.sh: the engine's tests (run beside the fast tier):"
-engine_rc=0
-wait "$engine_tests" || engine_rc=$?
-engine_tests=""
-cat "$logs/engine.log"
-[ "$engine_rc" = 5 ] && engine_rc=0
-[ "$status" = 0 ] && status=$engine_rc
-
 echo "test.sh: waiting for the cluster and tool builds (log: $logs/build.log)"
 if ! wait "$builder"; then
   builder=""
@@ -138,16 +112,16 @@ export FAULTKIT_TELEMETRY_JAEGER
 # free ports, three at a time, a module to a worker: they mostly wait on their windows (three workers
 # kept the machine about 60% busy, and no test's own time grew by more than a tenth; four pushed the
 # load average past 8 per core in one CI run, and two validations measured the machine three times).
-# The cluster is not started yet (the engine is, idle), so nothing of theirs competes with these windows.
+# The cluster and the engine are not started yet, so nothing of theirs competes with these windows.
 tier -m "live and not exclusive" -n 3 --dist loadscope --durations=40 "$@"
 
 # Then the exclusive ones, on the machine's one cluster and Docker engine: first, one at a time, those
-# that nothing may run beside (the cluster taken down and up, the node loaded: marked alone; the
-# engine's, also alone, ran beside the fast tier); then the rest on two workers, a module to a worker
-# (tests/conftest.py), with the modules that bring up several namespaces at once in one group, which
-# starts first. (Tried on two workers before this grouping, with local minishop's tests beside the
-# cluster's, rollouts on the cluster timed out.)
+# that nothing may run beside (the cluster taken down and up, the node loaded, the engine read whole:
+# marked alone); then the rest on two workers, a module to a worker (tests/conftest.py), with the
+# modules that bring up several namespaces at once in one group, which starts first. (Tried on two workers before this
+# grouping, with local minishop's tests beside the cluster's, rollouts on the cluster timed out.)
+scripts/ci/dockerd.sh start
 bash tools/cluster/ci-up.sh
-tier -m "live and exclusive and alone" --ignore=tests/images --durations=20 "$@"
+tier -m "live and exclusive and alone" --durations=20 "$@"
 tier -m "live and exclusive and not alone" -n 2 --dist loadgroup --no-loadscope-reorder --durations=40 "$@"
 exit "$status"
