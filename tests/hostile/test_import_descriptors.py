@@ -96,7 +96,7 @@ def test_three_thousand_services_import_in_seconds(tmp_path):
     assert len(result.descriptor["services"]) == 3000 and len(result.descriptor["edges"]) >= 2999
     assert result.descriptor["entry"] == "svc-0"  # the service reaching all others
     assert "svc-2999" in text
-    assert seconds < 30, f"{seconds:.1f} s of CPU for 3,000 services"
+    assert seconds < 5, f"{seconds:.1f} s of CPU for 3,000 services (it was quadratic: over 120 s)"
     assert seconds / max(small, 0.01) < 30, f"3,000 services cost {seconds / small:.0f} times 300 ({seconds:.1f} s)"
 
 
