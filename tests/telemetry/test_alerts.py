@@ -23,6 +23,7 @@ from faultkit.validators.params import ValidationParams
 from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.fakes.platform import FakePlatform
+from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.telemetry.conftest import free_ports
 from tests.validators import shop
@@ -155,7 +156,7 @@ def _validate(running: tuple[Workspace, FakePlatform], alerts: str) -> tuple[dic
     ws, platform = running
     params = ValidationParams(window_s=2, interval_s=0.5, repeat=1, limits=Limits(max_load_per_core=1000),
                               alerts=alerts)
-    verdict, folder = validate(ws, platform, shop.cart_store_port(ws), params, record=False)
+    verdict, folder = retrying.validate(ws, platform, shop.cart_store_port(ws), params, record=False)
     assert verdict["status"] in ("admitted", "rejected"), verdict["summary"]  # a verdict, whichever
     windows = {w.stem: json.loads(w.read_text()) for w in (folder / "windows").glob("*.json")}
     assert set(windows) == WINDOWS

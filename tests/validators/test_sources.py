@@ -16,10 +16,10 @@ from faultkit.observe.load import Limits
 from faultkit.observe.sampler import Sampler, WindowSpec
 from faultkit.report.figures import window_figures
 from faultkit.validators.params import ValidationParams
-from faultkit.validators.pipeline import validate
 from faultkit.workspace import Workspace
 from tests.fakes.behaviour import Behaviour, Setting
 from tests.fakes.platform import FakePlatform
+from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
@@ -55,7 +55,7 @@ def test_a_v5_bundle_records_sources_and_judge_and_the_report_show_them(running)
     ws, platform = running
     fault = shop.cart_store_port(ws)
     params = ValidationParams(window_s=2, interval_s=0.5, repeat=1, limits=Limits(max_load_per_core=1000), rules=5)
-    _, folder = validate(ws, platform, fault, params, record=False)
+    _, folder = retrying.validate(ws, platform, fault, params, record=False)
     assert read_object(folder, "inputs.json")["rules_version"] == 5
     for window in (folder / "windows").glob("*.json"):
         assert json.loads(window.read_text())["sources"] == FAKE_SOURCES, window.name
@@ -73,7 +73,7 @@ def test_a_v4_bundle_has_no_sources_and_judges_as_before(running):
     ws, platform = running
     fault = shop.cart_store_port(ws)
     params = ValidationParams(window_s=2, interval_s=0.5, repeat=1, limits=Limits(max_load_per_core=1000), rules=4)
-    _, folder = validate(ws, platform, fault, params, record=False)
+    _, folder = retrying.validate(ws, platform, fault, params, record=False)
     assert all("sources" not in json.loads(w.read_text()) for w in (folder / "windows").glob("*.json"))
     judged = json.loads(run_cli("judge", str(folder), "--json", cwd=ws.root, check=0).stdout)
     assert judged["matches_recorded"] and judged["sources"] == {}

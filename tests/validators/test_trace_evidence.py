@@ -19,6 +19,7 @@ from faultkit.workspace import Workspace
 from tests.fakes.behaviour import Behaviour, Setting
 from tests.fakes.jaeger import FakeJaeger
 from tests.fakes.platform import FakePlatform
+from tests.helpers import retrying
 from tests.helpers.cli import run_cli
 from tests.validators import shop
 
@@ -50,7 +51,7 @@ def params(jaeger: str = "") -> ValidationParams:
 
 def test_each_window_records_its_spans_read_after_the_lag_without_stretching_the_run(running, jaeger):
     ws, platform = running
-    verdict, folder = validate(ws, platform, shop.cart_store_port(ws), params(jaeger.url), record=False)
+    verdict, folder = retrying.validate(ws, platform, shop.cart_store_port(ws), params(jaeger.url), record=False)
     assert verdict["status"] in ("admitted", "rejected"), verdict["summary"]  # a verdict, whichever
     windows = {w.stem: json.loads(w.read_text()) for w in (folder / "windows").glob("*.json")}
     assert set(windows) == WINDOWS
@@ -73,7 +74,7 @@ def test_a_jaeger_that_does_not_answer_leaves_a_line_in_each_window(running, jae
     ws, platform = running
     url = jaeger.url
     jaeger.close()
-    verdict, folder = validate(ws, platform, shop.cart_store_port(ws), params(url), record=False)
+    verdict, folder = retrying.validate(ws, platform, shop.cart_store_port(ws), params(url), record=False)
     assert verdict["status"] in ("admitted", "rejected"), verdict["summary"]
     for window in (folder / "windows").glob("*.json"):
         assert json.loads(window.read_text())["traces"] == {
@@ -92,7 +93,7 @@ def test_a_run_cut_short_records_the_spans_it_did_not_wait_for(running, jaeger, 
 
 def test_a_run_given_no_jaeger_has_windows_without_traces(running):
     ws, platform = running
-    _, folder = validate(ws, platform, shop.cart_store_port(ws), params(), record=False)
+    _, folder = retrying.validate(ws, platform, shop.cart_store_port(ws), params(), record=False)
     assert not any("traces" in json.loads(w.read_text()) for w in (folder / "windows").glob("*.json"))
 
 
