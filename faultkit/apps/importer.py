@@ -140,8 +140,7 @@ def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[s
 
 
 def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
-    docs = load(files)
-    _refuse_repeats(docs)
+    docs = _one_of_each(load(files))
     workloads, skipped = _admitted(_workloads(docs))
     if not workloads:
         raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found"
@@ -201,15 +200,23 @@ def _unread(refs: list[Reference], svc_names: set[str]) -> tuple[tuple[str, str]
     return tuple(dict.fromkeys((r.caller, r.found_in or "") for r in named))
 
 
-def _refuse_repeats(docs: list[Doc]) -> None:
-    """One object given twice (a folder holding a base and an overlay of it) would be two services."""
+def _one_of_each(docs: list[Doc]) -> list[Doc]:
+    """Each object once. An object repeated word for word is one object, as `kubectl apply` takes it
+    (Bank of Anthos' rendered manifests repeat the shared ConfigMaps, Secrets and databases in every
+    service's file); one repeated with a difference (a base and an overlay of it) is refused."""
     seen: dict[tuple[str, str, str], Doc] = {}
+    kept = []
     for d in docs:
-        if d.kind in (*WORKLOAD_KINDS, "Service") and d.name:
-            first = seen.setdefault((d.kind, _ns(d), d.name), d)
-            if first is not d:
-                raise InputError(f"{d.file}:{d.line}: {d.kind} {d.name!r} is also at {first.file}:{first.line}; "
-                                 "give the manifests of one deployment, each object once")
+        if not d.name:
+            kept.append(d)
+            continue
+        first = seen.setdefault((d.kind, _ns(d), d.name), d)
+        if first is d:
+            kept.append(d)
+        elif first.body != d.body:
+            raise InputError(f"{d.file}:{d.line}: {d.kind} {d.name!r} is also at {first.file}:{first.line}, "
+                             "differently; give the manifests of one deployment, each object once")
+    return kept
 
 
 def _admitted(workloads: list[Workload]) -> tuple[list[Workload], list[str]]:
@@ -355,11 +362,12 @@ def _unresolved(names: list[str], edges: dict[tuple[str, str], str | None], regi
 
 def _version(workloads: list[Workload]) -> str:
     """The chart's app.kubernetes.io/version label, else the image tag most workloads share (its
-    version part: one image per component tagged `2.1.3-cart`, `2.1.3-ad` shares `2.1.3`)."""
+    version part: one image per component tagged `2.1.3-cart`, `2.1.3-ad` shares `2.1.3`; a digest
+    pinned after the tag, `:v0.6.8@sha256:...`, is not the tag)."""
     key = "app.kubernetes.io/version"
     labels = Counter(w.labels[key] for w in workloads if key in w.labels)
-    raw = [str(c.get("image", "")).rpartition(":")[2] for w in workloads for c in w.containers
-           if ":" in str(c.get("image", "")).rpartition("/")[2]]
+    images = [str(c.get("image", "")).partition("@")[0] for w in workloads for c in w.containers]  # `:tag@digest`
+    raw = [i.rpartition(":")[2] for i in images if ":" in i.rpartition("/")[2]]
     tags = Counter((m.group(0) if (m := _TAG_VERSION.match(t)) else t) for t in raw)
     for found in (labels, tags):
         if found and found.most_common(1)[0][1] > 1:

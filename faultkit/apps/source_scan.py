@@ -33,6 +33,7 @@ TEXT_SUFFIXES = frozenset({
 SKIP_DIRS = frozenset({".git", "node_modules", "vendor", "target", "build", "dist", "__pycache__", ".venv",
                        "venv", "test", "tests", "__tests__", "testdata", "spec", "mocks", ".idea", ".gradle"})
 MAX_FILE = 512 * 1024
+FOLDER_DEPTH = 3  # how deep a service's folder is looked for: src/<group>/<service>
 
 
 def _owners(services: list[dict[str, Any]]) -> dict[str, str]:
@@ -127,15 +128,28 @@ LANGUAGES = (("go.mod", "go"), ("pom.xml", "java"), ("build.gradle", "java"), ("
 
 
 def service_folders(root: Path, services: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
-    """(folder relative to root, language) of each service that has a top-level folder of its own name."""
+    """(folder relative to root, language) of each service that has a folder of its own name: at
+    the top (`src/emailservice`) or grouped deeper (Bank of Anthos' `src/accounts/contacts`), the
+    shallowest first, as files are attributed (source_references)."""
     owners = _owners(services)
     out: dict[str, tuple[str, str]] = {}
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and p.name.lower() in owners):
-        name = owners[d.name.lower()]
-        if name in out:
-            continue
-        lang = next((lang for marker, lang in LANGUAGES if (d / marker).is_file()), "")
-        if not lang and (any(d.glob("*.csproj")) or any(d.glob("src/*.csproj"))):
-            lang = "csharp"
-        out[name] = (d.name, lang or "unknown")
+    level = [root]
+    for _ in range(FOLDER_DEPTH):
+        deeper = []
+        for parent in level:
+            for d in sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink()):
+                name = owners.get(d.name.lower())
+                if name is None:
+                    if d.name not in SKIP_DIRS and not d.name.startswith("."):
+                        deeper.append(d)
+                elif name not in out:
+                    out[name] = (d.relative_to(root).as_posix(), _language(d))
+        level = deeper
     return out
+
+
+def _language(folder: Path) -> str:
+    lang = next((lang for marker, lang in LANGUAGES if (folder / marker).is_file()), "")
+    if not lang and (any(folder.glob("*.csproj")) or any(folder.glob("src/*.csproj"))):
+        lang = "csharp"
+    return lang or "unknown"

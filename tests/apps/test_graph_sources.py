@@ -198,3 +198,24 @@ def test_source_prints_files_read_and_matched_per_service(ws: Workspace, cli, tm
     assert {"service": "api", "read": 2, "matched": 1} in data["source"]
     assert len(data["source"]) == len(data["descriptor"]["services"])
     assert data["unread"] == [{"service": "api", "configmap": "ConfigMap/api-env ACCOUNTS_URL"}]
+
+
+def test_service_folders_grouped_deeper_and_a_tag_pinned_by_digest(tmp_path: Path) -> None:
+    """Bank of Anthos' layout: src/<team>/<service>, and images pinned as `:v0.6.8@sha256:...`."""
+    source = tmp_path / "src"
+    (source / "ledger" / "api").mkdir(parents=True)  # api grouped under its team's folder
+    (source / "ledger" / "api" / "pom.xml").write_text("<project/>\n")
+    (source / "ledger" / "api" / "Db.java").write_text('String url = System.getenv("DATABASE_URL");\n')
+    (source / "node_modules" / "accounts").mkdir(parents=True)  # a skipped tree is never a service's folder
+    (source / "node_modules" / "accounts" / "package.json").write_text("{}\n")
+    (source / "accounts").mkdir()
+    (source / "accounts" / "requirements.txt").write_text("flask\n")
+    (source / "accounts" / "api").mkdir()  # deeper than accounts' own folder: the shallowest one wins
+    digest = "@sha256:" + "0" * 64
+    manifest = tmp_path / "bank.yaml"
+    manifest.write_text((MANIFESTS / "configmaps.yaml").read_text().replace(":1.4.0", ":1.4.0" + digest))
+    assert digest in manifest.read_text()
+    d = import_manifests("bank", [manifest], source).descriptor
+    where = {s["name"]: (s["source"], s["language"]) for s in d["services"] if "source" in s}
+    assert where == {"api": ("ledger/api", "java"), "accounts": ("accounts", "python")}
+    assert d["version"] == import_manifests("bank", [MANIFESTS / "configmaps.yaml"]).descriptor["version"] == "1.4.0"

@@ -190,9 +190,15 @@ def test_folder_problems_are_one_line(ws: Workspace, cli, tmp_path: Path) -> Non
     for sub in ("base", "overlay"):
         (twice / sub).mkdir(parents=True)
         shutil.copy(FIXTURES / "bookinfo.yaml", twice / sub / "all.yaml")
+    # word for word the same objects: one of each, as `kubectl apply` takes them
+    out = json.loads(cli("apps", "import", "--name", "t", str(twice), "--json", "--dry-run").stdout)
+    assert sorted(s["name"] for s in out["descriptor"]["services"]) == ["details", "productpage", "ratings", "reviews"]
+    # an overlay that differs would be two deployments of one object: refused, with both places
+    overlay = twice / "overlay" / "all.yaml"
+    overlay.write_text(overlay.read_text().replace("port: 9080", "port: 9081", 1))
     err = cli("apps", "import", "--name", "t", str(twice), check=1).stderr.strip()
     assert err.count("\n") == 0 and "Traceback" not in err
-    assert f"{twice / 'overlay' / 'all.yaml'}:" in err and "Service 'details' is also at" in err
+    assert f"{overlay}:" in err and "is also at" in err and "differently" in err
     assert not (ws.apps_dir / "t").exists()
     same_name = tmp_path / "same"
     for sub, part in (("a", 0), ("b", 2)):
