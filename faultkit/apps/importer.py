@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from faultkit.apps import addresses, classify
 from faultkit.apps.classify import TELEMETRY
 from faultkit.apps.import_check import service_problem
-from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifest_file, pod_spec
+from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, namespace_of, objects_in, pod_spec
 from faultkit.apps.reach import reach_counts
 from faultkit.apps.references import Reference, configmaps, workload_references
 from faultkit.apps.source_scan import configmap_name, service_folders, source_references, unread
@@ -76,25 +75,13 @@ class Imported:
     unread: tuple[tuple[str, str], ...] = ()  # --source: (service, ConfigMap entry its files never name), no edge
 
 
-def load(files: Iterable[Path]) -> list[Doc]:
-    docs: list[Doc] = []
-    for path in files:
-        for doc in load_manifest_file(path):
-            if doc.kind == "List":  # `kubectl get -o yaml` output wraps objects in a List
-                items = doc.body.get("items") or []
-                docs += [Doc(str(i.get("kind")), str((i.get("metadata") or {}).get("name", "")), i, path, doc.line)
-                         for i in items if isinstance(i, dict) and i.get("kind")]
-            else:
-                docs.append(doc)
-    return docs
-
-
 def _workloads(docs: list[Doc]) -> list[Workload]:
     out = []
     for d in docs:
         if d.kind in WORKLOAD_KINDS:
             meta = d.body.get("spec", {}).get("template", {}).get("metadata", {}) or {}
-            out.append(Workload(d.kind, d.name, _ns(d), {str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+            out.append(Workload(d.kind, d.name, namespace_of(d), labels,
                                 list(pod_spec(d.body).get("containers") or []), where=f"{d.file.name}:{d.line}"))
     # workloads by each label they carry: a Service is matched against the few that carry its
     # selector's first label, not against every workload (quadratic at 3,000 services, issue 32)
@@ -105,13 +92,9 @@ def _workloads(docs: list[Doc]) -> list[Workload]:
     for s in (d for d in docs if d.kind == "Service"):
         selector = {str(k): str(v) for k, v in (s.body.get("spec", {}).get("selector") or {}).items()}
         for w in by_label.get(next(iter(selector.items())), []) if selector else []:
-            if selector.items() <= w.labels.items() and _ns(s) in ("", w.namespace):
+            if selector.items() <= w.labels.items() and namespace_of(s) in ("", w.namespace):
                 w.services.append(s)
     return out
-
-
-def _ns(doc: Doc) -> str:
-    return str((doc.body.get("metadata") or {}).get("namespace") or "")
 
 
 def resolve(host: str, names: set[str]) -> str | None:
@@ -140,7 +123,7 @@ def hosts_in(env_name: str, value: str, free_text: bool = False) -> list[tuple[s
 
 
 def import_manifests(name: str, files: list[Path], source: Path | None = None) -> Imported:
-    docs = _one_of_each(load(files))
+    docs = objects_in(files)
     workloads, skipped = _admitted(_workloads(docs))
     if not workloads:
         raise InputError(f"{', '.join(map(str, files))}: no Deployment, StatefulSet or DaemonSet found"
@@ -198,25 +181,6 @@ def _unread(refs: list[Reference], svc_names: set[str]) -> tuple[tuple[str, str]
     """(service, ConfigMap entry) of each reference left out as unread that names a Service."""
     named = [r for r in refs if any(resolve(h, svc_names) for h, _ in hosts_in(r.name, r.value, r.free_text))]
     return tuple(dict.fromkeys((r.caller, r.found_in or "") for r in named))
-
-
-def _one_of_each(docs: list[Doc]) -> list[Doc]:
-    """Each object once. An object repeated word for word is one object, as `kubectl apply` takes it
-    (Bank of Anthos' rendered manifests repeat the shared ConfigMaps, Secrets and databases in every
-    service's file); one repeated with a difference (a base and an overlay of it) is refused."""
-    seen: dict[tuple[str, str, str], Doc] = {}
-    kept = []
-    for d in docs:
-        if not d.name:
-            kept.append(d)
-            continue
-        first = seen.setdefault((d.kind, _ns(d), d.name), d)
-        if first is d:
-            kept.append(d)
-        elif first.body != d.body:
-            raise InputError(f"{d.file}:{d.line}: {d.kind} {d.name!r} is also at {first.file}:{first.line}, "
-                             "differently; give the manifests of one deployment, each object once")
-    return kept
 
 
 def _admitted(workloads: list[Workload]) -> tuple[list[Workload], list[str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,34 @@ def manifest_files(paths: list[Path]) -> list[Path]:
             raise InputError(f"{path}: no *.yaml, *.yml or *.json file in this folder; give the manifests' folder")
         out += sorted(found, key=lambda f: f.relative_to(path).parts)
     return out
+
+
+def objects_in(files: Iterable[Path]) -> list[Doc]:
+    """Every object of the files, each once: `kubectl get -o yaml`'s List is unwrapped, and an object
+    repeated word for word is one object, as `kubectl apply` takes it (Bank of Anthos' rendered
+    manifests repeat the shared ConfigMaps, Secrets and databases in every service's file); one
+    repeated with a difference (a base and an overlay of it) is refused."""
+    seen: dict[tuple[str, str, str], Doc] = {}
+    kept = []
+    for d in (o for path in files for doc in load_manifest_file(path) for o in _unwrapped(doc)):
+        first = seen.setdefault((d.kind, namespace_of(d), d.name), d) if d.name else d
+        if first is d:
+            kept.append(d)
+        elif first.body != d.body:
+            raise InputError(f"{d.file}:{d.line}: {d.kind} {d.name!r} is also at {first.file}:{first.line}, "
+                             "differently; give the manifests of one deployment, each object once")
+    return kept
+
+
+def _unwrapped(doc: Doc) -> list[Doc]:
+    if doc.kind != "List":
+        return [doc]
+    return [Doc(str(i.get("kind")), str((i.get("metadata") or {}).get("name", "")), i, doc.file, doc.line)
+            for i in doc.body.get("items") or [] if isinstance(i, dict) and i.get("kind")]
+
+
+def namespace_of(doc: Doc) -> str:
+    return str((doc.body.get("metadata") or {}).get("namespace") or "")
 
 
 def load_manifest_file(path: Path) -> list[Doc]:
