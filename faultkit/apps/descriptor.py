@@ -44,6 +44,8 @@ class ServiceSpec:
     source: str | None  # folder under the app's source_dir; None when faultkit has no source
     aliases: tuple[str, ...]
     versions: tuple[Version, ...] = ()  # empty: one workload, `workload`
+    lint: tuple[str, ...] | None = None  # its own build: lint command, in place of the app's; () for none
+    test: tuple[str, ...] | None = None  # its own build: test command, likewise
 
     @property
     def workloads(self) -> tuple[str, ...]:
@@ -87,6 +89,7 @@ class BaseImage:
     suite: str = "bookworm"
     packages: tuple[str, ...] = ("python3",)
     python: tuple[str, ...] = ()  # pip requirements, e.g. "opentelemetry-sdk==1.45.1"
+    env: tuple[tuple[str, str], ...] = ()  # (name, value) set in the image, sorted by name
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,12 @@ class AppDescriptor:
     found_in: tuple[tuple[tuple[str, str], str], ...] = ()  # (edge, where) for edges not in the manifest env
     upstream: Upstream | None = None
     signals: Signals = field(default_factory=Signals)  # where request counts and traces come from
+
+    def checks(self, service: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The lint and test commands of `service`: its own build: where it has one, else the app's."""
+        spec = self.service(service)
+        return (self.lint_command if spec.lint is None else spec.lint,
+                self.test_command if spec.test is None else spec.test)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -237,6 +246,8 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
             aliases=tuple(s.get("aliases", [])),
             versions=tuple(Version(v["version"], v["workload"]["kind"], v["workload"]["name"])
                            for v in s.get("versions", [])),
+            lint=_command(s.get("build", {}), "lint"),
+            test=_command(s.get("build", {}), "test"),
         )
         for s in d["services"]
     )
@@ -282,12 +293,17 @@ def _log_format(data: dict[str, Any] | None, path: Path, line_of: Callable[[Poin
         raise InputError(f"{path}:{line_of(('signals', 'logs', key))}: signals.logs.{e}") from None
 
 
+def _command(build: dict[str, Any], what: str) -> tuple[str, ...] | None:
+    return None if what not in build else tuple(build[what])
+
+
 def _base_image(value: str | dict | None) -> BaseImage:
     if value is None:
         return BaseImage()
     if isinstance(value, str):
         return BaseImage(ref=value)
-    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]), python=tuple(value.get("python", [])))
+    return BaseImage(suite=value["suite"], packages=tuple(value["packages"]), python=tuple(value.get("python", [])),
+                     env=tuple(sorted((str(k), str(v)) for k, v in (value.get("env") or {}).items())))
 
 
 def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:

@@ -145,9 +145,9 @@ def start(ws: Workspace, app_name: str, service: str, entry_id: str, source_root
     return session
 
 
-def check_commands(app: AppDescriptor) -> list[list[str]]:
-    """The descriptor's build lint and test commands, run in the service folder by the validator."""
-    return [list(c) for c in (app.lint_command, app.test_command) if c]
+def check_commands(app: AppDescriptor, service: str) -> list[list[str]]:
+    """The service's build lint and test commands, run in its folder by the validator."""
+    return [list(c) for c in app.checks(service) if c]
 
 
 def load_session(ws: Workspace, entry_id: str) -> Session:

@@ -85,7 +85,8 @@ def bindings(workspace: Workspace, entry: Entry) -> dict[str, str]:
     """The digests of what a validation of `entry` here would measure, by kind."""
     app = load_app(workspace, entry.app)
     descriptor = (workspace.apps_dir / entry.app / "app.yaml").read_bytes()
-    build = {"lint": list(app.lint_command), "test": list(app.test_command)}
+    lint, test = app.checks(entry.target.service)
+    build = {"lint": list(lint), "test": list(test)}
     return {
         "descriptor": _digest(descriptor),
         "source": source_digest(app, entry.target.service),

@@ -57,7 +57,7 @@ def code_cmd(app_name: str | None, service: str | None, entry_id: str | None, fi
         _finish(ws, finish_id, as_json)
     elif app_name and service and entry_id:
         session = code_fault.start(ws, app_name, service, entry_id, source_root)
-        checks = code_fault.check_commands(load_app(ws, app_name))
+        checks = code_fault.check_commands(load_app(ws, app_name), service)
         if as_json:
             print_json({"id": session.id, "working_copy": str(session.path), "edit": str(session.edit_dir),
                         "checks": checks})

@@ -1,9 +1,15 @@
 """Base images without a registry: built from Debian packages with debootstrap, imported into Docker.
 
 A base image is named by what it is made of: its tag ends in a digest of the suite, the package
-list and the Python requirements installed from wheels (wheels.py), so the same recipe finds the
-image already there (a second build reuses it) and another recipe gets another image. A descriptor
-that names an image (`images: {base: REF}`) uses that image as it is.
+list, the Python requirements installed from wheels (wheels.py) and the environment it sets, so the
+same recipe finds the image already there (a second build reuses it) and another recipe gets another
+image. A descriptor that names an image (`images: {base: REF}`) uses that image as it is.
+
+A build whose RUN steps fetch over TLS (an upstream Dockerfile's `pip install -r requirements.txt`)
+through a proxy that re-signs TLS, as corporate networks and sandboxes do, needs that proxy's
+authority in the image: $FAULTKIT_BUILD_CA_BUNDLE names a PEM file whose certificates every base
+built here adds to the system's bundle (its digest joins the tag). It is the machine's concern, not
+the application's, so it is not in the descriptor.
 """
 
 from __future__ import annotations
@@ -50,11 +56,36 @@ def default_base(dockerfile: Path, text: str | None = None) -> str:
     return found
 
 
-def recipe_digest(spec: BaseImage) -> str:
+CA_BUNDLE_ENV = "FAULTKIT_BUILD_CA_BUNDLE"
+# where the added authorities go: Debian's bundle (Python's ssl, pip, curl read it), and the folder
+# update-ca-certificates reads, so an image that runs it keeps them
+SYSTEM_BUNDLE = "etc/ssl/certs/ca-certificates.crt"
+LOCAL_CA = "usr/local/share/ca-certificates/build-ca.crt"
+
+
+def extra_ca(environ: dict[str, str] | None = None) -> bytes | None:
+    """The PEM certificates $FAULTKIT_BUILD_CA_BUNDLE names, or None when it is not set."""
+    path = (os.environ if environ is None else environ).get(CA_BUNDLE_ENV)
+    if not path:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(f"{CA_BUNDLE_ENV}={path}: cannot read it ({e.strerror})") from None
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise InputError(f"{CA_BUNDLE_ENV}={path}: no PEM certificate in it")
+    return data
+
+
+def recipe_digest(spec: BaseImage, ca: bytes | None = None) -> str:
     recipe: dict[str, Any] = {"suite": spec.suite, "packages": sorted(spec.packages), "variant": VARIANT,
                               "recipe": RECIPE}
     if spec.python:  # only when given: a base without wheels keeps the tag it always had
         recipe["python"] = sorted(spec.python)
+    if spec.env:
+        recipe["env"] = dict(spec.env)
+    if ca is not None:
+        recipe["ca"] = hashlib.sha256(ca).hexdigest()
     text = json.dumps(recipe, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -66,7 +97,7 @@ def base_reference(spec: BaseImage, dockerfile_default: str) -> str:
     repository = dockerfile_default
     if ":" in repository.rsplit("/", 1)[-1]:
         repository = repository.rsplit(":", 1)[0]
-    return f"{repository}:{spec.suite}-{recipe_digest(spec)[:12]}"
+    return f"{repository}:{spec.suite}-{recipe_digest(spec, extra_ca())[:12]}"
 
 
 def ensure_base(c: Any, spec: BaseImage, reference: str) -> tuple[str, bool]:
@@ -119,11 +150,21 @@ def _build(c: Any, spec: BaseImage, reference: str) -> str:
             raise PlatformError(f"debootstrap {spec.suite}: exit {done.returncode}: {tail}; check the apt mirror")
         if spec.python:
             wheels.install(root, spec.python)
+        if (ca := extra_ca()) is not None:
+            _add_ca(root, ca)
         for rel in TRIM:
             _empty(root / rel)
         return _import(c, root, spec, reference)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _add_ca(root: Path, ca: bytes) -> None:
+    for rel in (LOCAL_CA, SYSTEM_BUNDLE):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.read_bytes() if rel == SYSTEM_BUNDLE and path.is_file() else b""
+        path.write_bytes(old + (b"\n" if old and not old.endswith(b"\n") else b"") + ca)
 
 
 def _empty(path: Path) -> None:
@@ -137,18 +178,26 @@ def _empty(path: Path) -> None:
         path.unlink()
 
 
-def _import(c: Any, root: Path, spec: BaseImage, reference: str) -> str:
-    repository, tag = reference.rsplit(":", 1)
+def import_changes(spec: BaseImage, reference: str) -> list[str]:
+    """The image configuration `docker import` gives the base: the environment (the recipe's after the
+    defaults, so it may replace them), a command and labels saying what it is made of."""
+    repository = reference.rsplit(":", 1)[0]
     what = f"Debian {spec.suite} {VARIANT} with {' '.join(sorted(spec.packages))}"
     if spec.python:
         what += f"; Python wheels {' '.join(sorted(spec.python))}"
-    changes = [
+    return [
         'ENV LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        *(f"ENV {name}={json.dumps(value)}" for name, value in spec.env),
         'CMD ["python3"]',
         f"LABEL org.opencontainers.image.title={repository.rsplit('/', 1)[-1]}",
         f'LABEL org.opencontainers.image.description="{what}"',
-        f"LABEL org.opencontainers.image.revision={recipe_digest(spec)}",
+        f"LABEL org.opencontainers.image.revision={recipe_digest(spec, extra_ca())}",
     ]
+
+
+def _import(c: Any, root: Path, spec: BaseImage, reference: str) -> str:
+    repository, tag = reference.rsplit(":", 1)
+    changes = import_changes(spec, reference)
     # tar streams the tree straight into the engine; --numeric-owner keeps the root file system's ids
     tar = subprocess.Popen(["tar", "--numeric-owner", "--sort=name", "-C", str(root), "-cf", "-", "."],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -18,6 +18,7 @@ import importlib.metadata as md
 import json
 import os
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,12 @@ def tool_files() -> dict[str, Path]:
 
 
 def ci_context(service_files: list[tuple[str, Path]], image_id: str, workdir: str,
-               lint: tuple[str, ...], test: tuple[str, ...]) -> bytes:
-    """The throw-away image's context: tests, lint settings, tools and a Dockerfile."""
+               lint: tuple[str, ...], test: tuple[str, ...], package: str | None = None) -> bytes:
+    """The throw-away image's context: tests, lint settings, tools and a Dockerfile. A service folder
+    that is a Python package (`package`: its name in the checkout) gets a link of that name beside the
+    working folder: pytest puts the first folder above a package's tests that is not itself a package
+    first on the path, so `import contacts.contacts` finds the folder there, as it does in the
+    checkout (Bank of Anthos' contacts tests; in its image the folder is /app)."""
     own = [(rel, p) for rel, p in service_files if rel.startswith("tests/") or rel == "ruff.toml"]
     tools = [(f"ci/{rel}", p) for rel, p in sorted(tool_files().items())]
     lines = [f"FROM {image_id}", f"COPY ci/ {TOOLS_DIR}/"]
@@ -88,9 +93,23 @@ def ci_context(service_files: list[tuple[str, Path]], image_id: str, workdir: st
         lines.append(f"COPY tests/ {workdir.rstrip('/')}/tests/")
     if any(rel == "ruff.toml" for rel, _ in own):
         lines.append(f"COPY ruff.toml {workdir.rstrip('/')}/")
-    lines.append(f"ENV PYTHONPATH={TOOLS_DIR} PYTHONDONTWRITEBYTECODE=1")
+    folder = workdir.rstrip("/")
+    links = {f"packages/{package}": folder} if package and folder else {}
+    if links:
+        lines.append(f"COPY packages/ {folder.rpartition('/')[0]}/")
+    # the tools first, then whatever path the image sets itself (its dependencies may live there)
+    lines.append(f"ENV PYTHONPATH={TOOLS_DIR}${{PYTHONPATH:+:$PYTHONPATH}} PYTHONDONTWRITEBYTECODE=1")
     lines += [f"RUN {json.dumps(list(cmd))}" for cmd in (lint, test) if cmd]
-    return context_tar(own + tools, {"Dockerfile": ("\n".join(lines) + "\n").encode()})
+    return context_tar(own + tools, {"Dockerfile": ("\n".join(lines) + "\n").encode()}, links)
+
+
+def package_name(source: str, service_files: list[tuple[str, Path]]) -> str | None:
+    """The service folder's name when the folder is a Python package (it holds __init__.py) whose name
+    hides no standard module (a folder `email` linked so would break every `import email`)."""
+    name = Path(source).name
+    if not name.isidentifier() or name in sys.stdlib_module_names:
+        return None
+    return name if any(rel == "__init__.py" for rel, _ in service_files) else None
 
 
 def checks_file(environ: dict[str, str] | None = None) -> Path:
@@ -101,13 +120,13 @@ def checks_file(environ: dict[str, str] | None = None) -> Path:
 
 
 def run_ci(c: Any, service: str, image_id: str, service_files: list[tuple[str, Path]],
-           lint: tuple[str, ...], test: tuple[str, ...]) -> str:
+           lint: tuple[str, ...], test: tuple[str, ...], package: str | None = None) -> str:
     """'passed' after running lint and tests in a throw-away image, 'passed-before' when this image
     passed these exact tests already; raises CheckFailed naming the failing tests."""
     if not lint and not test:
         return "none"
     workdir = c.images.get(image_id).attrs["Config"].get("WorkingDir") or "/"
-    ctx = ci_context(service_files, image_id, workdir, lint, test)
+    ctx = ci_context(service_files, image_id, workdir, lint, test, package)
     key = hashlib.sha256(f"{image_id}\0{hashlib.sha256(ctx).hexdigest()}".encode()).hexdigest()
     record = checks_file()
     passed = _read(record)

@@ -56,15 +56,18 @@ def source_tree(app: AppDescriptor, source_root: Path, patch: Path | None) -> It
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def context_tar(files: list[tuple[str, Path]], extra: dict[str, bytes] | None = None) -> bytes:
-    """An uncompressed tar of (path in the context, file) plus `extra` in-memory files, reproducible."""
+def context_tar(files: list[tuple[str, Path]], extra: dict[str, bytes] | None = None,
+                links: dict[str, str] | None = None) -> bytes:
+    """An uncompressed tar of (path in the context, file) plus `extra` in-memory files and `links`
+    (path in the context: symbolic link target), reproducible."""
     stamp = epoch()
     entries: dict[str, tuple[bytes, int]] = {}
     for rel, path in files:
         entries[rel] = (path.read_bytes(), 0o755 if os.access(path, os.X_OK) else 0o644)
     for rel, data in (extra or {}).items():
         entries[rel] = (data, 0o644)
-    dirs = sorted({p.as_posix() for rel in entries for p in Path(rel).parents if p.as_posix() != "."})
+    links = links or {}
+    dirs = sorted({p.as_posix() for rel in [*entries, *links] for p in Path(rel).parents if p.as_posix() != "."})
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
         for d in dirs:
@@ -72,6 +75,10 @@ def context_tar(files: list[tuple[str, Path]], extra: dict[str, bytes] | None = 
         for rel in sorted(entries):
             data, mode = entries[rel]
             tar.addfile(_info(rel, tarfile.REGTYPE, mode, len(data), stamp), io.BytesIO(data))
+        for rel in sorted(links):
+            info = _info(rel, tarfile.SYMTYPE, 0o777, 0, stamp)
+            info.linkname = links[rel]
+            tar.addfile(info)
     return buf.getvalue()
 
 

@@ -21,9 +21,13 @@ from faultkit.images.context import context_tar, digest, source_tree
 from faultkit.images.records import ImageBuild
 from faultkit.workspace import Workspace
 
-# the repository of bases built for an application's own FROM images (images.from): named by recipe,
-# so one recipe is one image whichever upstream reference maps to it
-MAPPED_REPOSITORY = "faultkit/base"
+
+def mapped_repository(app: AppDescriptor) -> str:
+    """The repository of bases built for an application's own FROM images (images.from), tagged by
+    recipe, so one recipe is one image whichever upstream reference maps to it. Named by the app, as
+    its other images are: the image's base.name label is readable by an agent, so it says nothing of
+    faultkit (the leakage rules refuse that word)."""
+    return f"{app.name}/base"
 
 
 def build_service(workspace: Workspace, app: AppDescriptor, service: str, source_root: Path | None = None, *,
@@ -65,7 +69,7 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         try:
             history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
             naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
-            passed = ci.run_ci(c, service, image_id, files, app.lint_command, app.test_command)
+            passed = ci.run_ci(c, service, image_id, files, *app.checks(service), ci.package_name(spec.source, files))
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
                 engine.remove_images(c, [image_id, *result.steps], keep=base_ids)
@@ -95,7 +99,7 @@ def build_bases(app: AppDescriptor, dockerfile: Path) -> tuple[dict[str, BaseIma
     mapped = dict(app.from_images)
     images = upstream_from.from_images(dockerfile, text)
     upstream_from.unmapped(dockerfile, images, set(mapped))
-    local = {f.image: base.base_reference(mapped[f.image], MAPPED_REPOSITORY) for f in images}
+    local = {f.image: base.base_reference(mapped[f.image], mapped_repository(app)) for f in images}
     last = {f.image: i for i, f in enumerate(images)}  # ordered so that the last FROM's base comes last
     bases = {local[image]: mapped[image] for image in sorted(last, key=last.__getitem__)}
     return bases, {"Dockerfile": upstream_from.rewrite(text, local).encode()}, {}

@@ -88,7 +88,7 @@ class StaticStages:
         source = self.app.service_source(service)
         if source is None:
             raise InputError(f"{self.app.name}: {service} has no source folder; a code fault needs one")
-        for what, cmd in (("lint", self.app.lint_command), ("tests", self.app.test_command)):
+        for what, cmd in zip(("lint", "tests"), self.app.checks(service), strict=True):
             if not cmd:
                 continue
             self.log.progress("build", f"running the service's {what}")

@@ -39,3 +39,24 @@ def test_descriptor_edge_to_unknown_service_is_located(ws):
     path.write_text(path.read_text().replace("[cart, cartstore]", "[cart, redis]"))
     with pytest.raises(InputError, match=r"app.yaml:\d+: edges\[6\]: 'redis' is not a service"):
         load_app(ws, "minishop")
+
+
+def test_a_services_own_build_commands_replace_the_apps(ws):
+    path = ws.apps_dir / "minishop" / "app.yaml"
+    text = path.read_text()
+    text = text.replace("aliases: [paymentservice]}",
+                        "aliases: [paymentservice], build: {test: [mvn, -q, test]}}")
+    text = text.replace("aliases: [emailservice]}", "aliases: [emailservice], build: {lint: [], test: []}}")
+    path.write_text(text)
+    app = load_app(ws, "minishop")
+    lint = ("python3", "-m", "ruff", "check", "--quiet", "--no-cache", ".")
+    assert app.checks("payment") == (lint, ("mvn", "-q", "test"))  # its test; the app's lint
+    assert app.checks("email") == ((), ())  # [] says it has none
+    assert app.checks("cart") == (lint, ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"))
+
+
+def test_a_services_build_with_an_unknown_key_is_located(ws):
+    path = ws.apps_dir / "minishop" / "app.yaml"
+    path.write_text(path.read_text().replace("aliases: [emailservice]}", "aliases: [emailservice], build: {tests: []}}"))
+    with pytest.raises(InputError, match=r"app.yaml:\d+: .*tests"):
+        load_app(ws, "minishop")

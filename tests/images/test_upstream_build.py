@@ -26,12 +26,14 @@ ARG IMAGE={UPSTREAM}
 FROM ${{IMAGE}} AS build
 WORKDIR /src
 COPY *.py ./
-COPY shoplib/ ./shoplib/
-RUN python3 -m compileall -q .
+COPY shoplib/ /deps/shoplib/
+RUN python3 -m compileall -q . /deps
 
 FROM ${{IMAGE}}
 WORKDIR /app
 COPY --from=build /src/ ./
+COPY --from=build /deps/ /deps/
+ENV PYTHONPATH=/deps
 EXPOSE 8025
 CMD ["python3", "main.py"]
 """
@@ -58,9 +60,33 @@ def test_an_upstream_dockerfile_builds_over_the_mapped_base(tmp_path: Path, rele
         assert layers[:len(base_layers)] == base_layers and len(layers) > len(base_layers)
         listing = c.containers.run(built.id, ["python3", "-c", "import os; print(sorted(os.listdir('/app')))"],
                                    remove=True).decode()
-        assert "'main.py'" in listing and "'shoplib'" in listing and "'__pycache__'" in listing
+        assert "'main.py'" in listing and "'shoplib'" not in listing and "'__pycache__'" in listing
+        # shoplib is only on the image's own PYTHONPATH, so the tests passed in it because the in-image CI
+        # put its tools before that path instead of in its place
+        deps = c.containers.run(built.id, ["python3", "-c", "import shoplib; print(shoplib.__file__)"], remove=True)
+        assert deps.decode().startswith("/deps/shoplib/")
         assert (ws.root / "apps" / "minishop" / "src" / "email" / "Dockerfile").read_text() == DOCKERFILE
     finally:  # the image and the build stage's intermediates: test_image_zz_left_clean counts what is left
+        _remove_new(c, before)
+
+
+def test_a_service_folder_that_is_a_package_is_tested_under_its_own_name(
+        tmp_path: Path, release: dict[str, ImageBuild], docker_client: Any) -> None:
+    c = docker_client
+    ws = _workspace(tmp_path, {UPSTREAM: release["currency"].base})
+    folder = ws.root / "apps" / "minishop" / "src" / "currency"
+    (folder / "Dockerfile").write_text(DOCKERFILE.replace("COPY *.py ./", "COPY . ./"))
+    (folder / "__init__.py").write_text("")
+    (folder / "tests" / "__init__.py").write_text("")
+    # as Bank of Anthos' contacts tests import contacts.contacts: in the image the folder is /app, so
+    # this passes only because the in-image CI makes the folder importable by its checkout name
+    (folder / "tests" / "test_as_package.py").write_text(
+        "import currency.main\n\n\ndef test_imported_by_its_folder_name():\n"
+        "    assert currency.main.__file__ == '/currency/main.py'\n")
+    before = {i.id for i in c.images.list(all=True)}
+    try:
+        assert build_service(ws, load_app(ws, "minishop"), "currency", client=c).ci == "passed"
+    finally:
         _remove_new(c, before)
 
 

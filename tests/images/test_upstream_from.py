@@ -92,7 +92,7 @@ def test_the_build_takes_each_mapped_base_by_recipe_and_the_last_froms_base_last
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(MULTI_STAGE)
     bases, rewritten, buildargs = build_bases(app, dockerfile)
-    local = f"faultkit/base:trixie-{base.recipe_digest(python)[:12]}"
+    local = f"minishop/base:trixie-{base.recipe_digest(python)[:12]}"  # named by the app: nothing says faultkit
     assert list(bases.items()) == [("registry.example/maven:3.9", BaseImage(ref="registry.example/maven:3.9")),
                                    (local, python)]
     mapping = {"python:3.12-slim": local, "maven:3.9-eclipse-temurin-17": "registry.example/maven:3.9"}
