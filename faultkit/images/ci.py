@@ -39,10 +39,11 @@ _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
 class CheckFailed(FaultkitError):
     """The service's lint or unit tests failed in the image: the build is rejected."""
 
-    def __init__(self, service: str, what: str, failing: tuple[str, ...], output: str) -> None:
+    def __init__(self, service: str, what: str, failing: tuple[str, ...], output: str,
+                 where: str = "in its image") -> None:
         self.service, self.what, self.failing, self.output = service, what, failing, output
         names = ", ".join(failing) if failing else _last_lines(output)
-        super().__init__(f"{service}: the service's {what} failed in its image: {names}; fix the change and rebuild")
+        super().__init__(f"{service}: the service's {what} failed {where}: {names}; fix the change and rebuild")
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor, BaseImage
 from faultkit.apps.sources import source_files
 from faultkit.errors import InputError, PlatformError, Unsupported
-from faultkit.images import base, ci, engine, naming, upstream_from
+from faultkit.images import base, ci, engine, jib, naming, upstream_from
 from faultkit.images.build_api import build
 from faultkit.images.context import context_tar, digest, source_tree
 from faultkit.images.records import ImageBuild
@@ -44,10 +44,13 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
     started = time.monotonic()
     with source_tree(app, source_root or app.source_dir, patch) as src:
         files = source_files(src, spec.source, app.common)
-        dockerfile = src / spec.source / "Dockerfile"
-        if not dockerfile.is_file():
-            raise InputError(f"{dockerfile}: no Dockerfile for {service}; add one (its base comes in as ARG BASE)")
-        bases, rewritten, buildargs = build_bases(app, dockerfile)
+        folder = src / spec.source
+        with_jib = jib.is_jib_project(folder)
+        dockerfile = folder / "Dockerfile"
+        if not with_jib and not dockerfile.is_file():
+            raise InputError(f"{dockerfile}: no Dockerfile for {service}; add one (its base comes in as ARG BASE), "
+                             "or a pom.xml building it with jib-maven-plugin")
+        bases, rewritten, buildargs = jib_bases(app, folder / "pom.xml") if with_jib else build_bases(app, dockerfile)
         naming.refuse_leaks(workspace.root, [(f"file {rel}", rel) for rel, _ in files], fault_id)
         if tag is not None or labels:
             naming.refuse_leaks(workspace.root, _named(tag, labels or {}), fault_id)  # before a slow base build
@@ -60,19 +63,25 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         all_labels = {**naming.release_labels(app, service, revision, base_ref), **(labels or {})}
         naming.refuse_leaks(workspace.root, _named(tag, all_labels), fault_id)
         known = set(c.api.images(all=True, quiet=True))  # ids only: one call, not one inspect per image
-        result = build(c, ctx, tag=tag, buildargs=buildargs, labels=all_labels)
-        if result.error or not result.image_id:
-            engine.remove_images(c, result.steps, keep=base_ids)
-            raise PlatformError(f"{service}: docker build failed: {result.error}; {_tail(result.log)}")
-        image_id = result.image_id
+        steps: tuple[str, ...] = ()  # a Docker build's intermediate images, removed with a refused image
+        if with_jib:
+            image_id = _jib_build(c, service, folder, base_ref, tag, all_labels)
+        else:
+            result = build(c, ctx, tag=tag, buildargs=buildargs, labels=all_labels)
+            if result.error or not result.image_id:
+                engine.remove_images(c, result.steps, keep=base_ids)
+                raise PlatformError(f"{service}: docker build failed: {result.error}; {_tail(result.log)}")
+            image_id, steps = result.image_id, result.steps
         cached = image_id in known
         try:
             history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
             naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
-            passed = ci.run_ci(c, service, image_id, files, *app.checks(service), ci.package_name(spec.source, files))
+            # a Jib image holds a JRE and no build tools: its unit tests ran in the Maven build, before it
+            passed = "passed" if with_jib else ci.run_ci(c, service, image_id, files, *app.checks(service),
+                                                         ci.package_name(spec.source, files))
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
-                engine.remove_images(c, [image_id, *result.steps], keep=base_ids)
+                engine.remove_images(c, [image_id, *steps], keep=base_ids)
             raise
     size = int(c.images.get(image_id).attrs.get("Size", 0))
     return ImageBuild(service=service, id=image_id, tag=tag, size=size, seconds=round(time.monotonic() - started, 2),
@@ -105,8 +114,27 @@ def build_bases(app: AppDescriptor, dockerfile: Path) -> tuple[dict[str, BaseIma
     return bases, {"Dockerfile": upstream_from.rewrite(text, local).encode()}, {}
 
 
+def jib_bases(app: AppDescriptor, pom: Path) -> tuple[dict[str, BaseImage], None, dict[str, str]]:
+    """build_bases for a service Jib builds: the base images.from maps its pom's `<from><image>` to."""
+    image = jib.from_image(pom)
+    mapped = dict(app.from_images)
+    if image not in mapped:
+        raise InputError(f"{pom}: Jib builds FROM {image}, which is not mapped; add it to app.yaml's "
+                         "images.from with the Debian packages that stand for it (openjdk-17-jre-headless)")
+    return {base.base_reference(mapped[image], mapped_repository(app)): mapped[image]}, None, {}
+
+
+def _jib_build(c: Any, service: str, folder: Path, base_ref: str, tag: str, labels: dict[str, str]) -> str:
+    """The image id of the Jib build of `folder` (jib.py), its unit tests failing as the image CI's do."""
+    try:
+        jib.build(folder, base_ref, tag, labels)
+    except jib.TestsFailed as e:
+        raise ci.CheckFailed(service, "unit tests", e.failing, e.output, where="in its Maven build") from None
+    return str(c.images.get(tag).id)
+
+
 def buildable(app: AppDescriptor) -> tuple[str, ...]:
-    """The services that have source (and so a Dockerfile) to build, in descriptor order."""
+    """The services that have source (and so a Dockerfile or a Jib pom) to build, in descriptor order."""
     return tuple(s.name for s in app.services if s.source is not None)
 
 

@@ -57,6 +57,7 @@ def test_a_services_own_build_commands_replace_the_apps(ws):
 
 def test_a_services_build_with_an_unknown_key_is_located(ws):
     path = ws.apps_dir / "minishop" / "app.yaml"
-    path.write_text(path.read_text().replace("aliases: [emailservice]}", "aliases: [emailservice], build: {tests: []}}"))
+    text = path.read_text().replace("aliases: [emailservice]}", "aliases: [emailservice], build: {tests: []}}")
+    path.write_text(text)
     with pytest.raises(InputError, match=r"app.yaml:\d+: .*tests"):
         load_app(ws, "minishop")
