@@ -34,6 +34,7 @@ if [ "$fast" = 0 ]; then
   need debootstrap debootstrap
   need iptables-save iptables
   need nft nftables
+  need mvn maven  # tests/images/test_jib_build.py builds a Maven project with Jib
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
