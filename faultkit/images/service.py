@@ -65,7 +65,7 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         known = set(c.api.images(all=True, quiet=True))  # ids only: one call, not one inspect per image
         steps: tuple[str, ...] = ()  # a Docker build's intermediate images, removed with a refused image
         if with_jib:
-            image_id = _jib_build(c, service, folder, base_ref, tag, all_labels)
+            image_id, passed = _jib_build(c, service, folder, base_ref, tag, all_labels)
         else:
             result = build(c, ctx, tag=tag, buildargs=buildargs, labels=all_labels)
             if result.error or not result.image_id:
@@ -76,9 +76,9 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         try:
             history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
             naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
-            # a Jib image holds a JRE and no build tools: its unit tests ran in the Maven build, before it
-            passed = "passed" if with_jib else ci.run_ci(c, service, image_id, files, *app.checks(service),
-                                                         ci.package_name(spec.source, files))
+            if not with_jib:  # a Jib image holds a JRE and no build tools: its tests ran in the Maven build
+                package = ci.package_name(spec.source, files)
+                passed = ci.run_ci(c, service, image_id, files, *app.checks(service), package)
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
                 engine.remove_images(c, [image_id, *steps], keep=base_ids)
@@ -124,13 +124,24 @@ def jib_bases(app: AppDescriptor, pom: Path) -> tuple[dict[str, BaseImage], None
     return {base.base_reference(mapped[image], mapped_repository(app)): mapped[image]}, None, {}
 
 
-def _jib_build(c: Any, service: str, folder: Path, base_ref: str, tag: str, labels: dict[str, str]) -> str:
-    """The image id of the Jib build of `folder` (jib.py), its unit tests failing as the image CI's do."""
+def _jib_build(c: Any, service: str, folder: Path, base_ref: str, tag: str, labels: dict[str, str]) -> tuple[str, str]:
+    """(image id, ci) of the Jib build of `folder` (jib.py), its unit tests failing as the image CI's do.
+    An image already tagged so with these labels (the source's and the base's revision among them) is
+    that build, made when its tests passed (a failing build makes no image): 'passed-before', as the
+    in-image CI says of an image it checked already, and Maven is not run again."""
+    import docker
+
+    try:
+        found = c.images.get(tag)
+        if labels.items() <= ((found.attrs.get("Config") or {}).get("Labels") or {}).items():
+            return str(found.id), "passed-before"
+    except docker.errors.ImageNotFound:
+        pass
     try:
         jib.build(folder, base_ref, tag, labels)
     except jib.TestsFailed as e:
         raise ci.CheckFailed(service, "unit tests", e.failing, e.output, where="in its Maven build") from None
-    return str(c.images.get(tag).id)
+    return str(c.images.get(tag).id), "passed"
 
 
 def buildable(app: AppDescriptor) -> tuple[str, ...]:
