@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,11 @@ class BaseImage:
     packages: tuple[str, ...] = ("python3",)
     python: tuple[str, ...] = ()  # pip requirements, e.g. "opentelemetry-sdk==1.45.1"
     env: tuple[tuple[str, str], ...] = ()  # (name, value) set in the image, sorted by name
+    # (absolute path in the image, file in the app folder): what the image it stands for ships beyond
+    # packages (an entrypoint script); with the image's own entrypoint and command, when it has them
+    files: tuple[tuple[str, Path], ...] = ()
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -269,12 +275,13 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         fault_controls=tuple(d.get("fault_controls", [])),
         found_in=tuple(((e[0], e[1]), e[2]) for e in d.get("edges", []) if len(e) > 2),
         upstream=_upstream(d.get("upstream")),
-        base_image=_base_image(d.get("images", {}).get("base")),
-        from_images=tuple((ref, _base_image(v)) for ref, v in d.get("images", {}).get("from", {}).items()),
+        base_image=_base_image(d.get("images", {}).get("base"), root),
+        from_images=tuple((ref, _base_image(v, root)) for ref, v in d.get("images", {}).get("from", {}).items()),
         signals=signals_from_data(d.get("signals")),
         log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )
     _check_references(app, path, line)
+    _check_recipe_files(app, path, line)
     return app
 
 
@@ -297,13 +304,29 @@ def _command(build: dict[str, Any], what: str) -> tuple[str, ...] | None:
     return None if what not in build else tuple(build[what])
 
 
-def _base_image(value: str | dict | None) -> BaseImage:
+def _base_image(value: str | dict | None, root: Path) -> BaseImage:
     if value is None:
         return BaseImage()
     if isinstance(value, str):
         return BaseImage(ref=value)
     return BaseImage(suite=value["suite"], packages=tuple(value["packages"]), python=tuple(value.get("python", [])),
-                     env=tuple(sorted((str(k), str(v)) for k, v in (value.get("env") or {}).items())))
+                     env=tuple(sorted((str(k), str(v)) for k, v in (value.get("env") or {}).items())),
+                     files=tuple(sorted((dest, root / src) for dest, src in (value.get("files") or {}).items())),
+                     entrypoint=tuple(value.get("entrypoint", [])), cmd=tuple(value.get("cmd", [])))
+
+
+def _check_recipe_files(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:
+    """A recipe's files are the app folder's own: nothing outside it goes into an image."""
+    recipes = [(("images", "base"), app.base_image)] + [(("images", "from", ref), b) for ref, b in app.from_images]
+    inside = app.root.resolve()
+    for pointer, recipe in recipes:
+        for dest, src in recipe.files:
+            where = f"{path}:{line_of(pointer)}: {'.'.join(pointer)}: files: {dest}"
+            shown = os.path.relpath(src, app.root)
+            if not src.resolve().is_relative_to(inside):
+                raise InputError(f"{where}: {shown} is outside the app's folder; copy it there")
+            if not src.is_file():
+                raise InputError(f"{where}: {shown} is not a file in the app's folder")
 
 
 def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer], int]) -> None:

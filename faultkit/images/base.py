@@ -84,6 +84,10 @@ def recipe_digest(spec: BaseImage, ca: bytes | None = None) -> str:
         recipe["python"] = sorted(spec.python)
     if spec.env:
         recipe["env"] = dict(spec.env)
+    if spec.files:  # by content: an edited entrypoint script is another image
+        recipe["files"] = {dest: hashlib.sha256(src.read_bytes()).hexdigest() for dest, src in spec.files}
+    if spec.entrypoint or spec.cmd:
+        recipe["config"] = {"entrypoint": list(spec.entrypoint), "cmd": list(spec.cmd)}
     if ca is not None:
         recipe["ca"] = hashlib.sha256(ca).hexdigest()
     text = json.dumps(recipe, sort_keys=True)
@@ -154,6 +158,7 @@ def _build(c: Any, spec: BaseImage, reference: str) -> str:
             _add_ca(root, ca)
         for rel in TRIM:
             _empty(root / rel)
+        _add_files(root, spec.files)  # after the trim: a recipe's file is kept wherever it goes
         return _import(c, root, spec, reference)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -165,6 +170,15 @@ def _add_ca(root: Path, ca: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         old = path.read_bytes() if rel == SYSTEM_BUNDLE and path.is_file() else b""
         path.write_bytes(old + (b"\n" if old and not old.endswith(b"\n") else b"") + ca)
+
+
+def _add_files(root: Path, files: tuple[tuple[str, Path], ...]) -> None:
+    """The recipe's files at their paths in the tree, executable where the app's file is."""
+    for dest, src in files:
+        target = root / dest.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        target.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
 
 
 def _empty(path: Path) -> None:
@@ -188,7 +202,8 @@ def import_changes(spec: BaseImage, reference: str) -> list[str]:
     return [
         'ENV LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
         *(f"ENV {name}={json.dumps(value)}" for name, value in spec.env),
-        'CMD ["python3"]',
+        *([f"ENTRYPOINT {json.dumps(list(spec.entrypoint))}"] if spec.entrypoint else []),
+        f"CMD {json.dumps(list(spec.cmd or ['python3']))}",
         f"LABEL org.opencontainers.image.title={repository.rsplit('/', 1)[-1]}",
         f'LABEL org.opencontainers.image.description="{what}"',
         f"LABEL org.opencontainers.image.revision={recipe_digest(spec, extra_ca())}",

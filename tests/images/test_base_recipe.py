@@ -84,3 +84,36 @@ def test_the_recipe_env_comes_after_the_defaults_quoted(monkeypatch: pytest.Monk
     assert envs[1:] == ['ENV GREETING="say \\"hi\\" there"', 'ENV PATH="/usr/local/local/bin:/usr/bin"']
     assert f"LABEL org.opencontainers.image.revision={base.recipe_digest(spec)}" in changes
     assert "LABEL org.opencontainers.image.title=base" in changes
+
+
+def test_recipe_files_entrypoint_and_cmd_are_read_and_part_of_the_recipe(tmp_path: Path):
+    folder = tmp_path / "a" / "repo" / "apps" / "minishop" / "images"
+    recipe = {**PYTHON, "files": {"/usr/local/bin/docker-entrypoint.sh": "images/entry.sh"},
+              "entrypoint": ["docker-entrypoint.sh"], "cmd": ["postgres"]}
+    minishop_copy(tmp_path / "a" / "repo", lambda data: data.update(images={"from": {"postgres:16": recipe}}),
+                  skip=("src",))
+    folder.mkdir()
+    (folder / "entry.sh").write_text("#!/bin/sh\nexec \"$@\"\n")
+    app = load_app(Workspace(root=tmp_path / "a" / "repo", state_dir=tmp_path / "state"), "minishop")
+    spec = app.from_images[0][1]
+    assert spec.files == (("/usr/local/bin/docker-entrypoint.sh", folder / "entry.sh"),)
+    assert (spec.entrypoint, spec.cmd) == (("docker-entrypoint.sh",), ("postgres",))
+    before = base.recipe_digest(spec)
+    (folder / "entry.sh").write_text("#!/bin/sh\nset -e\nexec \"$@\"\n")
+    assert base.recipe_digest(spec) != before  # by content: an edited script is another base
+    changes = base.import_changes(spec, "bank/base:bookworm-0123456789ab")
+    assert 'ENTRYPOINT ["docker-entrypoint.sh"]' in changes and 'CMD ["postgres"]' in changes
+
+
+def test_a_recipe_file_outside_the_app_folder_or_missing_or_a_relative_dest_is_refused(tmp_path: Path):
+    at = r"images.from.postgres:16: "
+    cases = [({"/entry.sh": "../../../../etc/hostname"}, at + r"files: /entry.sh: .*etc/hostname is outside the app's"),
+             ({"/entry.sh": "images/none.sh"}, at + r"files: /entry.sh: images/none.sh is not a file in the app's"),
+             ({"etc/x": "app.yaml"}, at + r".* is not valid"),
+             ({"/etc/../x": "app.yaml"}, at + r".* is not valid")]
+    for i, (files, message) in enumerate(cases):
+        with pytest.raises(InputError, match=r"app.yaml:\d+: " + message):
+            minishop_copy(tmp_path / str(i) / "repo",
+                          lambda data, f=files: data.update(images={"from": {"postgres:16": {**PYTHON, "files": f}}}),
+                          skip=("src",))
+            load_app(Workspace(root=tmp_path / str(i) / "repo", state_dir=tmp_path / "state"), "minishop")
