@@ -60,19 +60,43 @@ def deployment(conn: Connection, namespace: str, name: str) -> dict[str, Any]:
         raise api_error(f"read Deployment {name}", e) from None
 
 
-def pods_of_workloads(conn: Connection, namespace: str, workloads: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """Each service's pods (service -> the Deployment it runs as) from two lists of the namespace, its
-    Deployments and its pods, where asking service by service took two requests each."""
+# each kind of workload a service runs as, by the name the API client gives it (read_namespaced_<it>)
+WORKLOAD_KINDS = {"Deployment": "deployment", "StatefulSet": "stateful_set", "DaemonSet": "daemon_set"}
+
+
+def workload(conn: Connection, namespace: str, kind: str, name: str) -> dict[str, Any]:
+    """The Deployment, StatefulSet or DaemonSet a service runs as (Bank of Anthos' databases are
+    StatefulSets)."""
+    if kind == "Deployment":
+        return deployment(conn, namespace, name)
+    if kind not in WORKLOAD_KINDS:
+        raise InputError(f"{kind} {name!r}: not a kind of workload faultkit runs ({', '.join(WORKLOAD_KINDS)})")
     try:
-        deps = {d["metadata"]["name"]: d for d in items(conn.apps.list_namespaced_deployment, namespace)}
+        return read_json(getattr(conn.apps, f"read_namespaced_{WORKLOAD_KINDS[kind]}"), name, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            raise InputError(f"no {kind} named {name!r} in namespace {namespace}") from None
+        raise api_error(f"read {kind} {name}", e) from None
+
+
+def pods_of_workloads(conn: Connection, namespace: str,
+                      workloads: dict[str, tuple[str, str]]) -> dict[str, list[dict[str, Any]]]:
+    """Each service's pods (service -> (kind, name) of the workload it runs as) from one list of the
+    namespace's pods and one of each kind of workload asked for, where asking service by service took
+    two requests each."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        for kind in sorted({k for k, _ in workloads.values()} & set(WORKLOAD_KINDS)):
+            listing = getattr(conn.apps, f"list_namespaced_{WORKLOAD_KINDS[kind]}")
+            found |= {(kind, o["metadata"]["name"]): o for o in items(listing, namespace)}
         pods = items(conn.core.list_namespaced_pod, namespace)
     except ApiException as e:
         raise api_error(f"list the pods of namespace {namespace}", e) from None
     out = {}
-    for service, workload in workloads.items():
-        if workload not in deps:
-            raise InputError(f"no Deployment named {workload!r} in namespace {namespace}")
-        match = deps[workload]["spec"]["selector"].get("matchLabels") or {}
+    for service, (kind, name) in workloads.items():
+        if (kind, name) not in found:
+            raise InputError(f"no {kind} named {name!r} in namespace {namespace}")
+        match = found[(kind, name)]["spec"]["selector"].get("matchLabels") or {}
         out[service] = [p for p in pods if matches(p["metadata"].get("labels"), match)]
     return out
 

@@ -210,8 +210,8 @@ class KubernetesPlatform:
     def _pods(self, service: str) -> tuple[str, list[dict[str, Any]]]:
         rec = self.owner.require()
         spec = self.descriptor.service(service)
-        dep = objects.deployment(self.conn, rec.namespace, spec.workload)
-        sel = objects.selector_string(dep["spec"]["selector"].get("matchLabels") or {})
+        owner = objects.workload(self.conn, rec.namespace, spec.workload_kind, spec.workload)
+        sel = objects.selector_string(owner["spec"]["selector"].get("matchLabels") or {})
         try:
             return rec.namespace, objects.items(self.conn.core.list_namespaced_pod, rec.namespace, label_selector=sel)
         except ApiException as e:
@@ -222,7 +222,8 @@ class KubernetesPlatform:
 
     def instances(self, service: str | None = None) -> list[Instance]:
         by_service = {service: self._pods(service)[1]} if service else objects.pods_of_workloads(
-            self.conn, self.owner.require().namespace, {s.name: s.workload for s in self.descriptor.services})
+            self.conn, self.owner.require().namespace,
+            {s.name: (s.workload_kind, s.workload) for s in self.descriptor.services})
         out: list[Instance] = []
         for name, pods in by_service.items():
             out += self.ledger.observe(name, pods, self.descriptor.service(name).containers[0],

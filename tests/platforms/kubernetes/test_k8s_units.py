@@ -139,13 +139,21 @@ def test_request_source_names_the_query_or_the_pod_proxy():
 
 
 class _Lists:
-    """The two list calls `pods_of_workloads` makes, answering as the API server does (raw JSON)."""
+    """The list calls `pods_of_workloads` makes, answering as the API server does (raw JSON)."""
 
-    def __init__(self, deployments: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    def __init__(self, deployments: list[dict[str, Any]], pods: list[dict[str, Any]],
+                 statefulsets: list[dict[str, Any]] | None = None) -> None:
         self.apps, self.core, self.deployments, self.pods = self, self, deployments, pods
+        self.statefulsets = statefulsets or []
+        self.listed: list[str] = []
 
     def list_namespaced_deployment(self, namespace: str, _preload_content: bool = True) -> Any:
+        self.listed.append("Deployment")
         return SimpleNamespace(data=json.dumps({"items": self.deployments}))
+
+    def list_namespaced_stateful_set(self, namespace: str, _preload_content: bool = True) -> Any:
+        self.listed.append("StatefulSet")
+        return SimpleNamespace(data=json.dumps({"items": self.statefulsets}))
 
     def list_namespaced_pod(self, namespace: str, _preload_content: bool = True) -> Any:
         return SimpleNamespace(data=json.dumps({"items": self.pods or None}))  # none: `items: null`
@@ -163,10 +171,25 @@ def test_pods_of_workloads_matches_each_deployments_selector_from_two_lists() ->
     lists = _Lists([_dep("cart", {"app": "cart"}), _dep("cart-v2", {"app": "cart", "version": "v2"})],
                    [_pod("cart-a", {"app": "cart", "version": "v1"}), _pod("cart-b", {"app": "cart", "version": "v2"}),
                     _pod("other", {"app": "payment"}), _pod("bare", {})])
-    found = objects.pods_of_workloads(lists, "ns", {"cart": "cart", "cart2": "cart-v2"})  # type: ignore[arg-type]
+    found = objects.pods_of_workloads(lists, "ns", {"cart": ("Deployment", "cart"),  # type: ignore[arg-type]
+                                                    "cart2": ("Deployment", "cart-v2")})
     assert {s: [p["metadata"]["name"] for p in pods] for s, pods in found.items()} == {
         "cart": ["cart-a", "cart-b"], "cart2": ["cart-b"]}
+    assert lists.listed == ["Deployment"]  # only the kinds asked for are listed
     assert objects.pods_of_workloads(_Lists([_dep("cart", {"app": "cart"})], []), "ns",  # type: ignore[arg-type]
-                                     {"cart": "cart"}) == {"cart": []}
+                                     {"cart": ("Deployment", "cart")}) == {"cart": []}
     with pytest.raises(InputError, match="no Deployment named 'email' in namespace ns"):
-        objects.pods_of_workloads(lists, "ns", {"email": "email"})  # type: ignore[arg-type]
+        objects.pods_of_workloads(lists, "ns", {"email": ("Deployment", "email")})  # type: ignore[arg-type]
+
+
+def test_pods_of_workloads_finds_a_statefulsets_pods_beside_a_deployments() -> None:
+    # Bank of Anthos' databases are StatefulSets: a name in another kind is not the one asked for
+    lists = _Lists([_dep("frontend", {"app": "frontend"})], [_pod("ledger-db-0", {"app": "ledger-db"}),
+                                                            _pod("frontend-x", {"app": "frontend"})],
+                   statefulsets=[_dep("ledger-db", {"app": "ledger-db"})])
+    found = objects.pods_of_workloads(lists, "ns", {"frontend": ("Deployment", "frontend"),  # type: ignore[arg-type]
+                                                    "ledger-db": ("StatefulSet", "ledger-db")})
+    assert {s: [p["metadata"]["name"] for p in pods] for s, pods in found.items()} == {
+        "frontend": ["frontend-x"], "ledger-db": ["ledger-db-0"]}
+    with pytest.raises(InputError, match="no StatefulSet named 'frontend' in namespace ns"):
+        objects.pods_of_workloads(lists, "ns", {"frontend": ("StatefulSet", "frontend")})  # type: ignore[arg-type]
