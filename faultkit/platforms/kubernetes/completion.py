@@ -59,10 +59,14 @@ def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable
     replicasets, pods, slices = list(replicasets), list(pods), list(slices)
     name = str(_meta(deployment).get("name"))
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    # a container that keeps exiting may yet come up (its database starts later), so it decides
+    # nothing, but it is said first: a timeout then names the exit, not only the replicas missing
+    crashed = [c for c in (_crashed(pod, container) for pod in pods) if c]
     waiting: list[str] = []
     for cond in status.get("conditions") or []:
         if cond.get("type") == "Progressing" and cond.get("reason") == "ProgressDeadlineExceeded":
-            return Progress(False, f"Deployment {name}: {cond.get('message') or 'progress deadline exceeded'}", ())
+            deadline = f"Deployment {name}: {cond.get('message') or 'progress deadline exceeded'}"
+            return Progress(False, "; ".join([deadline, *crashed]), ())
     want = int(spec.get("replicas", 1))
     if int(status.get("observedGeneration") or 0) < int(_meta(deployment).get("generation") or 0):
         waiting.append(f"Deployment {name}: the controller has not observed the new spec yet")
@@ -78,7 +82,7 @@ def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable
     rs = current_replicaset(deployment, replicasets)
     if rs is None:
         waiting.append(f"Deployment {name}: no ReplicaSet of its current revision yet")
-        return Progress(False, None, tuple(waiting))
+        return Progress(False, None, tuple(crashed + waiting))
     rs_uid = str(_meta(rs).get("uid"))
     others = {str(_meta(r).get("uid")) for r in replicasets if _owned_by(r, str(_meta(deployment).get("uid")))}
     others.discard(rs_uid)
@@ -114,7 +118,7 @@ def rollout_progress(deployment: Obj, replicasets: Iterable[Obj], pods: Iterable
         for pod_name in sorted(new_pods):
             if not listed.get(pod_name) and _all_slices_miss(slices, svc, pod_name):
                 waiting.append(f"Service {svc} does not list pod {pod_name} as ready yet")
-    return Progress(not waiting, None, tuple(dict.fromkeys(waiting)))
+    return Progress(not waiting, None, tuple(dict.fromkeys(crashed + waiting)))
 
 
 def _all_slices_miss(slices: list[Obj], svc: str, pod_name: str) -> bool:
@@ -131,6 +135,17 @@ def _all_slices_miss(slices: list[Obj], svc: str, pod_name: str) -> bool:
 # waiting reasons that no amount of waiting fixes: the rollout has failed
 STUCK = ("ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError",
          "CreateContainerError")
+
+
+def _crashed(pod: Obj, container: str) -> str | None:
+    """`pod P: container C exited 3 (Error), 4 restarts` for a container that is not ready after
+    exiting and being restarted, else None (one restarted once and serving again is no news)."""
+    for s in (pod.get("status") or {}).get("containerStatuses") or []:
+        term = (s.get("lastState") or {}).get("terminated") or {}
+        if s.get("name") == container and not s.get("ready") and int(s.get("restartCount") or 0) > 0 and term:
+            return (f"pod {_meta(pod).get('name')}: container {container} exited {term.get('exitCode')} "
+                    f"({term.get('reason') or 'no reason given'}), {s.get('restartCount')} restarts")
+    return None
 
 
 def _cannot_start(pod: Obj, container: str) -> str | None:

@@ -114,6 +114,46 @@ def test_a_progress_deadline_is_a_failure() -> None:
     assert p.failed and "too slow" in p.failed
 
 
+def _crash_looping(o: dict[str, Any]) -> None:
+    st = o["pods"][0]["status"]["containerStatuses"][0]
+    st["restartCount"] = 4
+    st["ready"] = False
+    st["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting"}}
+    st["lastState"] = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    o["deployment"]["status"]["availableReplicas"] = 0  # as the controller then counts it
+
+
+def test_a_crash_looping_pod_is_waited_for_and_its_exit_said_first() -> None:
+    # it may yet come up (Bank of Anthos' services exit until their databases answer), so it is no
+    # failure; but a timeout's message names the exit before the replicas missing
+    o = load("complete.json")
+    _crash_looping(o)
+    name = o["pods"][0]["metadata"]["name"]
+    p = judge(o)
+    assert not p.done and p.failed is None
+    assert p.waiting[0] == f"pod {name}: container {o['container']} exited 3 (Error), 4 restarts"
+    assert "replicas available" in p.waiting[1]  # what keeps it pending is the replica count, as before
+
+
+def test_a_container_restarted_once_and_ready_again_leaves_a_complete_rollout_done() -> None:
+    o = load("complete.json")
+    st = o["pods"][0]["status"]["containerStatuses"][0]
+    st["restartCount"] = 1  # killed once (an instance-kill fault), serving again
+    st["lastState"] = {"terminated": {"exitCode": 137, "reason": "Error"}}
+    p = judge(o)
+    assert p.done and p.waiting == ()
+
+
+def test_a_progress_deadline_names_the_crashing_container() -> None:
+    o = load("complete.json")
+    _crash_looping(o)
+    o["deployment"]["status"]["conditions"].append({"type": "Progressing", "status": "False",
+                                                    "reason": "ProgressDeadlineExceeded", "message": "too slow"})
+    p = judge(o)
+    assert p.failed and p.failed.endswith("too slow; pod " + o["pods"][0]["metadata"]["name"]
+                                          + f": container {o['container']} exited 3 (Error), 4 restarts")
+
+
 def test_an_image_the_node_cannot_get_is_a_failure() -> None:
     o = load("complete.json")
     st = o["pods"][0]["status"]["containerStatuses"][0]
