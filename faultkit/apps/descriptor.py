@@ -47,6 +47,7 @@ class ServiceSpec:
     versions: tuple[Version, ...] = ()  # empty: one workload, `workload`
     lint: tuple[str, ...] | None = None  # its own build: lint command, in place of the app's; () for none
     test: tuple[str, ...] | None = None  # its own build: test command, likewise
+    instrument: bool = True  # its image gets the app's images.instrument for its language, if any
 
     @property
     def workloads(self) -> tuple[str, ...]:
@@ -99,6 +100,15 @@ class BaseImage:
 
 
 @dataclass(frozen=True)
+class Instrumentation:
+    """images.instrument: zero-code OpenTelemetry added to each service's image by its language
+    (faultkit/images/instrument.py). `java`: the agent's Maven coordinates; `python`: pip requirements."""
+
+    java: str = ""
+    python: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AppDescriptor:
     name: str
     version: str
@@ -133,6 +143,7 @@ class AppDescriptor:
     base_image: BaseImage = BaseImage()
     # images.from: (upstream FROM reference, the base it maps to), for Dockerfiles without ARG BASE
     from_images: tuple[tuple[str, BaseImage], ...] = ()
+    instrument: Instrumentation = Instrumentation()
     log_format: LogFormat = JSON_LINES  # signals.logs: how the services' log lines are shaped
 
     @property
@@ -254,6 +265,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
                            for v in s.get("versions", [])),
             lint=_command(s.get("build", {}), "lint"),
             test=_command(s.get("build", {}), "test"),
+            instrument=s.get("build", {}).get("instrument", True),
         )
         for s in d["services"]
     )
@@ -277,6 +289,8 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base"), root),
         from_images=tuple((ref, _base_image(v, root)) for ref, v in d.get("images", {}).get("from", {}).items()),
+        instrument=Instrumentation(str(d.get("images", {}).get("instrument", {}).get("java", "")),
+                                   tuple(d.get("images", {}).get("instrument", {}).get("python", []))),
         signals=signals_from_data(d.get("signals")),
         log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )

@@ -31,7 +31,11 @@ def check_marker(c: Any, app: AppDescriptor, service: str, image_id: str, marker
     An earlier image removed while it is searched (another build on the same engine throwing its
     image away) is no longer one the service could run, and is left out of `earlier`."""
     found = find_text(c, image_id, marker)
-    listed = sorted(i.id for i in c.images.list(filters=naming.service_filter(app, service)) if i.id != image_id)
+    layers = c.api.inspect_image(image_id)["RootFS"]["Layers"]
+    # an image the new one is built over (the plain image under images.instrument's layer) is part of
+    # it, not an earlier image of the service
+    listed = sorted(i.id for i in c.images.list(filters=naming.service_filter(app, service))
+                    if i.id != image_id and not _under(c, i.id, layers))
     searched, with_marker = [], {}
     for other in listed:
         try:
@@ -43,6 +47,17 @@ def check_marker(c: Any, app: AppDescriptor, service: str, image_id: str, marker
             with_marker[other] = paths
     return MarkerCheck(marker=marker, service=service, image=image_id, found_in=found,
                        earlier=tuple(searched), earlier_with_marker=with_marker)
+
+
+def _under(c: Any, other: str, layers: list[str]) -> bool:
+    """Is `other` an image these layers were built over (its layers are their first ones)?"""
+    import docker
+
+    try:
+        own = c.api.inspect_image(other)["RootFS"]["Layers"]
+    except docker.errors.ImageNotFound:
+        return False  # gone meanwhile: find_text leaves it out
+    return bool(own) and own == layers[:len(own)]
 
 
 def find_text(c: Any, image_id: str, text: str) -> tuple[str, ...]:

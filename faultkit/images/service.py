@@ -15,7 +15,7 @@ from typing import Any
 from faultkit.apps.descriptor import AppDescriptor, BaseImage
 from faultkit.apps.sources import source_files
 from faultkit.errors import InputError, PlatformError, Unsupported
-from faultkit.images import base, ci, engine, jib, naming, upstream_from
+from faultkit.images import base, ci, engine, instrument, jib, naming, upstream_from
 from faultkit.images.build_api import build
 from faultkit.images.context import context_tar, digest, source_tree
 from faultkit.images.records import ImageBuild
@@ -57,28 +57,36 @@ def build_service(workspace: Workspace, app: AppDescriptor, service: str, source
         base_ids = [base.ensure_base(c, spec, ref)[0] for ref, spec in bases.items()]
         ctx = context_tar(files, rewritten)
         # the bases' ids are part of what the image is made of: a rebuilt base gets a new tag, not a moved one
-        revision = digest(ctx + b"\0" + ",".join(base_ids).encode())
+        plain_revision = digest(ctx + b"\0" + ",".join(base_ids).encode())
+        layer = instrument.planned(app, service)  # zero-code OpenTelemetry over the plain image, if any
+        revision = instrument.revision(plain_revision, layer)
         tag = tag or naming.release_tag(app, service, revision)
         base_ref = next(reversed(bases), "")  # the base of the last FROM: the image's own (OCI's base.name)
         all_labels = {**naming.release_labels(app, service, revision, base_ref), **(labels or {})}
         naming.refuse_leaks(workspace.root, _named(tag, all_labels), fault_id)
+        # the image the service's build makes; with a layer to add, under its own release tag
+        plain_tag = naming.release_tag(app, service, plain_revision) if layer else tag
+        plain_labels = naming.release_labels(app, service, plain_revision, base_ref) if layer else all_labels
         known = set(c.api.images(all=True, quiet=True))  # ids only: one call, not one inspect per image
         steps: tuple[str, ...] = ()  # a Docker build's intermediate images, removed with a refused image
         if with_jib:
-            image_id, passed = _jib_build(c, service, folder, base_ref, tag, all_labels)
+            image_id, passed = _jib_build(c, service, folder, base_ref, plain_tag, plain_labels)
         else:
-            result = build(c, ctx, tag=tag, buildargs=buildargs, labels=all_labels)
+            result = build(c, ctx, tag=plain_tag, buildargs=buildargs, labels=plain_labels)
             if result.error or not result.image_id:
                 engine.remove_images(c, result.steps, keep=base_ids)
                 raise PlatformError(f"{service}: docker build failed: {result.error}; {_tail(result.log)}")
             image_id, steps = result.image_id, result.steps
         cached = image_id in known
         try:
-            history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
-            naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
             if not with_jib:  # a Jib image holds a JRE and no build tools: its tests ran in the Maven build
                 package = ci.package_name(spec.source, files)
                 passed = ci.run_ci(c, service, image_id, files, *app.checks(service), package)
+            if layer:
+                image_id, added = instrument.add(c, layer, service, plain_tag, tag, all_labels)
+                steps, cached = (*steps, *added), image_id in known
+            history = [h.get("CreatedBy", "") for h in c.api.history(image_id)]
+            naming.refuse_leaks(workspace.root, [("history", h) for h in history], fault_id)
         except BaseException:
             if not cached:  # a refused or failing image is not kept for anyone to run
                 engine.remove_images(c, [image_id, *steps], keep=base_ids)
