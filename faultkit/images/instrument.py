@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from faultkit.apps.descriptor import AppDescriptor
@@ -123,10 +125,8 @@ def _python(c: Any, requirements: tuple[str, ...], plain: str, work: Path,
             service: str) -> tuple[list[tuple[str, Path]], str]:
     target = work / "python"
     version, have = _image_python(c, plain, service)
-    # what the image already has stays at its version: pip resolves under those as constraints, so
-    # the packages that come first on PYTHONPATH change nothing the service imports itself
     constraints = work / "constraints.txt"
-    constraints.write_text("".join(f"{name}=={v}\n" for name, v in sorted(have.items()) if _pinnable(v)))
+    constraints.write_text(constraints_for(have, requirements))
     done = run([*wheels.pip_command(requirements, target, version), "--constraint", str(constraints)],
                cwd=work, timeout=TIMEOUT)
     if not done.ok:
@@ -136,6 +136,15 @@ def _python(c: Any, requirements: tuple[str, ...], plain: str, work: Path,
     files = [(f"python/{p.relative_to(target).as_posix()}", p) for p in sorted(target.rglob("*")) if p.is_file()]
     env = {**PYTHON_ENV, "PYTHONPATH": f"{SITECUSTOMIZE}:{PYTHON_HOME}${{PYTHONPATH:+:$PYTHONPATH}}"}
     return files, dockerfile(plain, service, env, (("python", PYTHON_HOME),))
+
+
+def constraints_for(have: dict[str, str], requirements: tuple[str, ...]) -> str:
+    """pip constraints that keep what the image already has at its version unless the requirements
+    name it, so the packages that come first on PYTHONPATH change nothing the service imports itself
+    beyond what the user asked for."""
+    named = {canonicalize_name(Requirement(r).name) for r in requirements}
+    return "".join(f"{name}=={v}\n" for name, v in sorted(have.items())
+                   if canonicalize_name(name) not in named and _pinnable(v))
 
 
 def _pinnable(version: str) -> bool:

@@ -70,3 +70,9 @@ def test_the_layer_names_the_service_exports_by_otlp_http_and_keeps_the_images_o
         'ENV OTEL_SERVICE_NAME="pay" OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf" OTEL_LOGS_EXPORTER="none" '
         'JAVA_TOOL_OPTIONS="-javaagent:/opt/a.jar"']
     assert "faultkit" not in text.lower()
+
+
+def test_the_images_own_packages_are_kept_at_their_versions_unless_named():
+    have = {"protobuf": "5.28.2", "Flask": "3.0.3", "opentelemetry_api": "1.27.0", "odd": "2:1.0-deb"}
+    named = ("opentelemetry-api==1.27.0", "protobuf==4.25.5", "opentelemetry-distro==0.48b0")
+    assert instrument.constraints_for(have, named) == "Flask==3.0.3\n"  # a version pip cannot pin is left out
