@@ -31,7 +31,7 @@ def check_marker(c: Any, app: AppDescriptor, service: str, image_id: str, marker
     An earlier image removed while it is searched (another build on the same engine throwing its
     image away) is no longer one the service could run, and is left out of `earlier`."""
     found = find_text(c, image_id, marker)
-    layers = c.api.inspect_image(image_id)["RootFS"]["Layers"]
+    layers = c.images.get(image_id).attrs["RootFS"]["Layers"]
     # an image the new one is built over (the plain image under images.instrument's layer) is part of
     # it, not an earlier image of the service
     listed = sorted(i.id for i in c.images.list(filters=naming.service_filter(app, service))
@@ -54,7 +54,7 @@ def _under(c: Any, other: str, layers: list[str]) -> bool:
     import docker
 
     try:
-        own = c.api.inspect_image(other)["RootFS"]["Layers"]
+        own = c.images.get(other).attrs["RootFS"]["Layers"]
     except docker.errors.ImageNotFound:
         return False  # gone meanwhile: find_text leaves it out
     return bool(own) and own == layers[:len(own)]

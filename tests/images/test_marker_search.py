@@ -33,7 +33,7 @@ def _tar(files: dict[str, bytes]) -> bytes:
 
 class Image:
     def __init__(self, image_id: str, text: bytes, gone_on_save: bool = False) -> None:
-        self.id, self.labels, self.attrs = image_id, {}, {"RootFS": {"Layers": ["l1"]}}
+        self.id, self.labels, self.attrs = image_id, {}, {"RootFS": {"Layers": [f"layer of {image_id}"]}}
         self.text, self.gone_on_save = text, gone_on_save
 
     def save(self, named: bool = False) -> Any:
@@ -76,6 +76,17 @@ def test_an_earlier_image_removed_during_the_search_is_left_out(minishop) -> Non
     assert check.found_in == ("/app/main.py",)
     assert check.earlier == ("sha256:kept",) and check.earlier_with_marker == {}
     assert check.ok
+
+
+def test_the_image_a_new_one_is_built_over_is_not_an_earlier_one(minishop) -> None:
+    """Under images.instrument the service's plain image is the first layers of the new one."""
+    new = Image("sha256:new", b"rate = convert(amount)  # conversion")
+    new.attrs["RootFS"]["Layers"] = ["layer of sha256:plain", "the instrumentation"]
+    plain = Image("sha256:plain", b"rate = convert(amount)  # conversion")
+    older = Image("sha256:older", b"rate = amount")
+    client = Client([new, plain, older], [new, plain, older])
+    check = check_marker(client, minishop, "checkout", "sha256:new", "conversion")
+    assert check.earlier == ("sha256:older",) and check.earlier_with_marker == {} and check.ok
 
 
 def test_the_new_image_gone_is_still_an_error(minishop) -> None:
