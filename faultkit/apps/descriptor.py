@@ -289,14 +289,17 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         upstream=_upstream(d.get("upstream")),
         base_image=_base_image(d.get("images", {}).get("base"), root),
         from_images=tuple((ref, _base_image(v, root)) for ref, v in d.get("images", {}).get("from", {}).items()),
-        instrument=Instrumentation(str(d.get("images", {}).get("instrument", {}).get("java", "")),
-                                   tuple(d.get("images", {}).get("instrument", {}).get("python", []))),
+        instrument=_instrumentation(d.get("images", {}).get("instrument", {})),
         signals=signals_from_data(d.get("signals")),
         log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )
     _check_references(app, path, line)
     _check_recipe_files(app, path, line)
     return app
+
+
+def _instrumentation(data: dict[str, Any]) -> Instrumentation:
+    return Instrumentation(str(data.get("java", "")), tuple(data.get("python", [])))
 
 
 def _upstream(u: dict[str, Any] | None) -> Upstream | None:

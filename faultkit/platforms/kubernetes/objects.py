@@ -52,12 +52,7 @@ class Observed:
 
 
 def deployment(conn: Connection, namespace: str, name: str) -> dict[str, Any]:
-    try:
-        return read_json(conn.apps.read_namespaced_deployment, name, namespace)
-    except ApiException as e:
-        if e.status == 404:
-            raise InputError(f"no Deployment named {name!r} in namespace {namespace}") from None
-        raise api_error(f"read Deployment {name}", e) from None
+    return workload(conn, namespace, "Deployment", name)
 
 
 # each kind of workload a service runs as, by the name the API client gives it (read_namespaced_<it>)
@@ -67,8 +62,6 @@ WORKLOAD_KINDS = {"Deployment": "deployment", "StatefulSet": "stateful_set", "Da
 def workload(conn: Connection, namespace: str, kind: str, name: str) -> dict[str, Any]:
     """The Deployment, StatefulSet or DaemonSet a service runs as (Bank of Anthos' databases are
     StatefulSets)."""
-    if kind == "Deployment":
-        return deployment(conn, namespace, name)
     if kind not in WORKLOAD_KINDS:
         raise InputError(f"{kind} {name!r}: not a kind of workload faultkit runs ({', '.join(WORKLOAD_KINDS)})")
     try:
