@@ -31,11 +31,14 @@ class Probe:
     service: str
     path: str
     method: str = "GET"
-    body: MappingProxyType | None = None
+    body: MappingProxyType | None = None  # sent as JSON
+    form: MappingProxyType | None = None  # sent as an HTML form
     expect_status: int = 200
     timeout_s: float = 3.0
     expect_latency_ms: int | None = None  # an attempt slower than this fails, whatever its status
-    setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body)
+    expect_text: str | None = None  # the answer must contain it
+    error_text: tuple[str, ...] = ()  # an answer showing any of these failed the user, whatever its status
+    setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body or form)
 
 
 @dataclass(frozen=True)

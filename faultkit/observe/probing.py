@@ -80,6 +80,8 @@ class SymptomProber:
                 attempt["error"] = result["error"]
             if result.get("slow"):
                 attempt["slow"] = True
+            if "page" in result:
+                attempt["page"] = result["page"]
             if "statuses" in result:
                 attempt["statuses"] = result["statuses"]
             out.append(attempt)

@@ -42,6 +42,15 @@ class WindowSpec:
     interval: float
 
 
+def page_problem(text: str, expect: str | None, errors: tuple[str, ...]) -> str | None:
+    """Why a page served with the expected status failed its user: the text it must show is missing,
+    or it shows an error text. None when it did not."""
+    if expect is not None and expect not in text:
+        return f"no {expect!r}"
+    shown = next((e for e in errors if e in text), None)
+    return f"shows {shown!r}" if shown else None
+
+
 class Sampler:
     def __init__(self, platform: Platform, services: tuple[str, ...], probe: Probe | None,
                  log_message: str | None = None, continuous_probe: bool = True, record_sources: bool = False,
@@ -151,32 +160,40 @@ class Sampler:
         assert self.probe is not None
         p = self.probe
         base = self.platform.endpoint(p.service)
-        url = base + p.path
         started = time.monotonic()
         error: str | None = None
-        statuses: list[int | None] = []  # the attempt's requests as they were answered
+        statuses: list[int | None] = []  # the attempt's requests as they were answered, redirects included
 
-        def send(method: str, url: str, body: Any) -> int:
+        def send(step: Any) -> requests.Response:
             statuses.append(None)  # sent; no answer unless one comes
-            answer: int = self.session.request(method, url, json=body, timeout=p.timeout_s).status_code
-            statuses[-1] = answer
+            answer = self.session.request(step.get("method", "GET"), base + step["path"],
+                                          json=thaw(step.get("body")), data=thaw(step.get("form")),
+                                          timeout=p.timeout_s)
+            statuses[-1:] = [r.status_code for r in (*answer.history, answer)]
             return answer
 
+        status: int | None = None
+        shown: str | None = None  # why an answer with the expected status still failed the user
         try:
             for step in p.setup:
-                send(step.get("method", "GET"), base + step["path"], thaw(step.get("body")))
-            status: int | None = send(p.method, url, thaw(p.body) if p.body else None)
+                send(step)
+            answer = send({"method": p.method, "path": p.path, "body": p.body, "form": p.form})
+            status = answer.status_code
+            if status == p.expect_status:
+                shown = page_problem(answer.text, p.expect_text, p.error_text)
         except requests.RequestException as e:
-            status, error = None, type(e).__name__
+            error = type(e).__name__
         ms = round((time.monotonic() - started) * 1000)
         # a bound on the round trip makes slowness a symptom: the right status, too late, is a failure
         slow = status == p.expect_status and p.expect_latency_ms is not None and ms > p.expect_latency_ms
-        result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow, "ms": ms,
-                               "statuses": statuses}
+        result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow and not shown,
+                               "ms": ms, "statuses": statuses}
         if error:
             result["error"] = error
         if slow:
             result["slow"] = True
+        if shown:
+            result["page"] = shown
         return result
 
     def logs(self, since: float, until: float) -> list[LogLine]:

@@ -28,6 +28,7 @@ class ProbeResult(TypedDict):
     ms: int
     error: NotRequired[str]  # the request's exception class, when no response came
     slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
+    page: NotRequired[str]  # the expected status, but the page lacked its expect_text or showed an error_text
     # every request the attempt sent, setup steps first, by the status it got (None: no answer, and
     # the attempt stopped there): rules v4 take exactly these off the app's counted traffic
     statuses: NotRequired[list[int | None]]
@@ -42,6 +43,7 @@ class ProbeAttempt(TypedDict):
     ms: int
     error: NotRequired[str]
     slow: NotRequired[bool]  # the expected status, but slower than the probe's expect_latency_ms
+    page: NotRequired[str]  # the expected status, but the page lacked its expect_text or showed an error_text
     statuses: NotRequired[list[int | None]]  # as in ProbeResult (windows made since rules v4)
 
 
