@@ -79,6 +79,20 @@ def configmaps(docs: list[Doc]) -> dict[str, dict[str, str]]:
     return out
 
 
+def loaded_from(docs: list[Doc], container: dict[str, Any], var: str) -> tuple[str, str] | None:
+    """(ConfigMap name, value) when the container loads `var` through `envFrom` and does not write it
+    in its `env`; the last source holding the key wins, as in the kubelet."""
+    if any(isinstance(i, dict) and i.get("name") == var for i in container.get("env") or []):
+        return None
+    maps, found = configmaps(docs), None
+    for source in container.get("envFrom") or []:
+        cm = str(((source or {}).get("configMapRef") or {}).get("name", ""))
+        key = var.removeprefix(str((source or {}).get("prefix") or ""))
+        if key in maps.get(cm, {}) and str((source or {}).get("prefix") or "") + key == var:
+            found = (cm, maps[cm][key])
+    return found
+
+
 def _from_configmap(caller: str, cm: str, key: str, value: str, prefix: str = "") -> Iterator[Reference]:
     """A key loaded as a variable; a key that is a config file (by name or shape) is read as text."""
     if FILE_KEY.search(key) or "\n" in value.strip():

@@ -19,6 +19,7 @@ from faultkit.apps import addresses, quantities
 from faultkit.apps.addresses import Address
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifests, pod_spec
+from faultkit.apps.references import configmaps, loaded_from
 from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
 from faultkit.authoring.config import dependency_of, password_like, plan_config
 from faultkit.authoring.direct import plan_direct
@@ -90,6 +91,7 @@ def config_changes(app: AppDescriptor, docs: list[Doc]) -> Iterator[CandidateSet
         if doc.kind in WORKLOAD_KINDS and by_workload.get(doc.name) not in (None, *skip):
             for c in pod_spec(doc.body).get("containers") or []:
                 yield from _container_changes(app, doc.name, c)
+                yield from _loaded_changes(app, docs, by_workload[doc.name], doc.name, c)
         elif doc.kind == "Service" and doc.name in app.service_names and doc.name not in skip:
             yield from _service_changes(doc)
 
@@ -119,6 +121,32 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
                 new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
             if new != str(value):
                 yield CandidateSetting(workload, name, f"resources.limits.{resource}", new, "resource-limit")
+
+
+def _loaded_changes(app: AppDescriptor, docs: list[Doc], service: str, workload: str,
+                    c: dict[str, Any]) -> Iterator[CandidateSetting]:
+    """Addresses the container loads from a ConfigMap (envFrom) and calls by them, by a declared edge:
+    the change writes the var in the workload, over the ConfigMap's value. A loaded var the service
+    never calls through (a shared ConfigMap's other addresses, a password its URI already holds) is
+    left alone: changing it would change nothing the service does."""
+    loaded = {key: v for ref in c.get("envFrom") or [] for key, v in _keys(docs, c, ref)}
+    for var, value in sorted(loaded.items()):
+        dep = dependency_of(app, value)
+        a = addresses.parse_with_port(value)
+        if not a or dep is None or service not in app.callers(dep) or refusal(c, f"env.{var}"):
+            continue
+        field = f"env.{var}"
+        yield CandidateSetting(workload, str(c.get("name")), field, _new_port(app, a), "dependency-port")
+        yield CandidateSetting(workload, str(c.get("name")), field, a.with_host(_new_host(a.host)), "connection-host")
+
+
+def _keys(docs: list[Doc], c: dict[str, Any], ref: Any) -> Iterator[tuple[str, str]]:
+    cm = str(((ref or {}).get("configMapRef") or {}).get("name", ""))
+    prefix = str((ref or {}).get("prefix") or "")
+    for key in configmaps(docs).get(cm, {}):
+        found = loaded_from(docs, c, prefix + key)
+        if found and found[0] == cm:
+            yield prefix + key, found[1]
 
 
 def _service_changes(doc: Doc) -> Iterator[CandidateSetting]:

@@ -17,6 +17,7 @@ from typing import Any
 from faultkit.apps import addresses
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, find_container, get_field, load_manifests, pod_spec
+from faultkit.apps.references import loaded_from
 from faultkit.authoring.common import (
     EFFECT_TODO,
     catalog_entries,
@@ -48,6 +49,7 @@ class Setting:
     field: str
     value: str
     doc: Doc
+    loaded_from: str | None = None  # ConfigMap/<name>: the container loads the value, the workload does not write it
 
 
 def locate(docs: list[Doc], workload: str, container: str | None, field: str) -> Setting:
@@ -73,6 +75,9 @@ def locate(docs: list[Doc], workload: str, container: str | None, field: str) ->
     if why:
         raise InputError(f"{ref} {container + ' ' if container else ''}{field}: {why}")
     value = get_field(spec, field)
+    loaded = loaded_from(docs, spec, field.split(".", 1)[1]) if value is None and field.startswith("env.") else None
+    if loaded:  # written in the workload, it will shadow the ConfigMap's value
+        return Setting(doc.kind, ref, container, field, loaded[1], doc, f"ConfigMap/{loaded[0]}")
     if value is None:
         raise InputError(f"{field} is not written in the manifest of {ref}{'/' + container if container else ''} "
                          f"({doc.file.name}:{doc.line}); only a value written there can change")
@@ -191,14 +196,21 @@ def _entry(app: AppDescriptor, s: Setting, service: str, new: str, kind: str, en
                            "field": s.field, "value": s.value},
         "effect": default_effect(kind, s.field),
         "evidence": _evidence(kind, s.field, log_service, service, dep),
-        "recovery": f"Set {s.field} of {s.workload}{'/' + s.container if s.container else ''} back to "
-                    f"{s.value!r} and roll it out; wait for readiness.",
+        "recovery": _recovery(s),
         "config": {"workload": s.workload, "container": s.container, "field": s.field, "old": s.value,
-                   "new": new, "kind": kind},
+                   "new": new, "kind": kind, **({"loaded_from": s.loaded_from} if s.loaded_from else {})},
         "log": {"message": todo(f"the log message {log_service} writes while the change is live"),
                 "service": log_service},
     })
     return data
+
+
+def _recovery(s: Setting) -> str:
+    where = f"{s.workload}{'/' + s.container if s.container else ''}"
+    if s.loaded_from:
+        return (f"Remove {s.field} from {where}, where it shadows {s.value!r} from {s.loaded_from}, and roll it "
+                "out; wait for readiness.")
+    return f"Set {s.field} of {where} back to {s.value!r} and roll it out; wait for readiness."
 
 
 def _evidence(kind: str, field: str, log_service: str, service: str, dep: str | None) -> dict[str, list[str]]:

@@ -222,6 +222,8 @@ def _root_cause(entry: Entry) -> str:
             f"The {c.field} setting of {c.workload}/{c.container} was changed from {c.old!r} to "
             f"{c.new!r} ({c.kind}) in the deployment manifest of {where}."
         )
+        if c.loaded_from:
+            text += f" The workload wrote it over the value its container loads from {c.loaded_from}."
     elif entry.code:
         text = (
             f"A code change to {where} ({entry.code.update}) carried a defect: {entry.code.defect}. "

@@ -69,6 +69,13 @@ class ConfigChange:
     old: str | None
     new: str | None
     kind: str
+    loaded_from: str | None = None  # ConfigMap/<name> the container loads `old` from (envFrom)
+
+    @property
+    def written(self) -> str | None:
+        """What the workload itself writes at the field before the change, and a revert puts back: a
+        var loaded from a ConfigMap is not written there, and the revert removes the one written."""
+        return None if self.loaded_from else self.old
 
 
 @dataclass(frozen=True)

@@ -41,9 +41,9 @@ def check_healthy(platform: Platform, plan: SchedulePlan, wait_s: float = 30.0) 
         if entry.config:
             c = entry.config
             deployed = platform.read_field(c.workload, c.container, c.field)
-            if deployed != c.old:
+            if deployed != c.written:
                 raise PlatformError(f"{c.workload}/{c.container} {c.field} is deployed as {deployed!r}, not "
-                                    f"{entry.id}'s old value {c.old!r}; run `faultkit recover`; nothing was changed")
+                                    f"{entry.id}'s old value {c.written!r}; run `faultkit recover`; nothing was changed")
     if platform.active_actions():
         raise PlatformError("direct actions are already in force on the platform; run `faultkit recover`; "
                             "nothing was changed")

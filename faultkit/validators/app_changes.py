@@ -260,7 +260,7 @@ def change_for(entry: Entry, build: str | None = None, undo_build: str | None = 
         return RolloutChange(entry.target.service, build, undo_build, timeout_s)
     if entry.config:
         c = entry.config
-        return SettingChange(c.workload, c.container, c.field, c.new, c.old, entry.target.service, timeout_s)
+        return SettingChange(c.workload, c.container, c.field, c.new, c.written, entry.target.service, timeout_s)
     if entry.direct is None:
         raise PlatformError(f"{entry.id}: the entry makes no change (no code, config or direct block)")
     # pod level acts on one replica, service level on every replica

@@ -151,10 +151,10 @@ class StaticStages:
         if self.entry.config:
             c = self.entry.config
             deployed = self.platform.read_field(c.workload, c.container, c.field)
-            if deployed != c.old:
+            if deployed != c.written:
                 raise PlatformError(
                     f"{c.workload}/{c.container} {c.field} is deployed as {deployed!r}, not the entry's "
-                    f"old value {c.old!r}; run `faultkit recover`, or `faultkit down` and `up`"
+                    f"old value {c.written!r}; run `faultkit recover`, or `faultkit down` and `up`"
                 )
         return self.log.stage("baseline", "ok", f"{len(instances)} instances ready", build=self.baseline_build,
                               measured=0, threshold=0)

@@ -10,8 +10,10 @@ import yaml
 from faultkit.apps.descriptor import load_app
 from faultkit.apps.manifests import load_manifests, pod_spec
 from faultkit.catalog.lint import lint
+from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.rules.leakage import DEFAULT_WORDS, find_words
 from faultkit.catalog.vocab import ACTIONS
+from faultkit.validators.app_changes import change_for
 from faultkit.workspace import Workspace
 
 
@@ -170,3 +172,46 @@ def test_every_skipped_service_is_listed_with_its_reason(ws: Workspace, fk, tmp_
     human = fk("author", "candidates", "--app", "shop")
     assert f"skipped: mailer: {traffic}" in human.out.splitlines()
     assert human.out.rstrip().endswith("; 2 services skipped")
+
+
+def test_an_address_loaded_from_a_configmap_is_written_over_it_and_the_revert_removes_it(
+        ws: Workspace, fk, tmp_path: Path) -> None:
+    """Bank of Anthos' addresses and JDBC URLs live in ConfigMaps its containers load with envFrom.
+    A candidate writes the var in the workload, where it shadows the ConfigMap's value; its revert
+    removes the var again. A ConfigMap's address the service never calls by (no edge) is left alone."""
+    frontend, frontend_svc = _workload("frontend", 80, {"LOG_LEVEL": "info"})
+    frontend["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "api-config"}}]
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "api-config"},
+              "data": {"LEDGER_ADDR": "ledger:8080", "BANK_NAME": "Bank"}}
+    manifest = tmp_path / "bank.yaml"
+    manifest.write_text(yaml.safe_dump_all([frontend, frontend_svc, config, *_workload("ledger", 8080, {})]))
+    assert fk("apps", "import", "--name", "bank", str(manifest)).code == 0
+    assert load_app(ws, "bank").edges == (("frontend", "ledger"),)
+    out = json.loads(fk("author", "candidates", "--app", "bank", "--write", "--json").out)
+    loaded = {c["id"]: c["entry"] for c in out["candidates"] if c["entry"].get("config", {}).get("loaded_from")}
+    assert sorted(loaded) == ["bank-frontend-env-ledger-addr-host", "bank-frontend-env-ledger-addr-port"]
+    port = loaded["bank-frontend-env-ledger-addr-port"]
+    assert port["config"] == {"workload": "frontend", "container": "frontend", "field": "env.LEDGER_ADDR",
+                              "old": "ledger:8080", "new": "ledger:8081", "kind": "dependency-port",
+                              "loaded_from": "ConfigMap/api-config"}
+    assert port["recovery"].startswith("Remove env.LEDGER_ADDR from frontend/frontend, where it shadows")
+    assert entry_from_data(port).config.written is None
+    change = change_for(entry_from_data(port))
+    assert (change.value, change.undo_value) == ("ledger:8081", None)
+    for written in (ws.catalog_dir / "bank").glob("*.yaml"):
+        _fill(written)
+    report = json.loads(fk("catalog", "lint", "--json").out)
+    assert [f for f in report["findings"] if f["severity"] == "error" and "/bank/" in f["file"]] == []
+    # an entry that names another ConfigMap, or a value the ConfigMap does not hold, is refused by lint
+    path = ws.catalog_dir / "bank" / "bank-frontend-env-ledger-addr-port.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["config"]["loaded_from"] = "ConfigMap/other"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    data["config"]["loaded_from"], data["config"]["old"] = "ConfigMap/api-config", "ledger:9090"
+    other = path.with_name("bank-frontend-env-ledger-addr-old.yaml")
+    other.write_text(yaml.safe_dump({**data, "id": "bank-frontend-env-ledger-addr-old"}, sort_keys=False))
+    findings = json.loads(fk("catalog", "lint", "--json").out)["findings"]
+    messages = {(Path(f["file"]).name, f["path"]): f["message"] for f in findings if f["severity"] == "error"}
+    assert messages[(path.name, "config.loaded_from")] == "the container loads it from ConfigMap/api-config, " \
+                                                          "not ConfigMap/other"
+    assert messages[(other.name, "config.old")] == "ConfigMap/api-config says 'ledger:8080', the entry says 'ledger:9090'"

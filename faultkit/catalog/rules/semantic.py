@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from faultkit.apps.descriptor import suggest
-from faultkit.apps.manifests import find_container, get_field
+from faultkit.apps.manifests import Doc, find_container, get_field
 from faultkit.apps.observed_graph import OBSERVED_FILE, missed_callers, missing_edges
+from faultkit.apps.references import loaded_from
 from faultkit.catalog.config_rules import kind_mismatch, refusal
-from faultkit.catalog.model import Entry
+from faultkit.catalog.model import ConfigChange, Entry
 from faultkit.catalog.rules.context import Context
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError
@@ -97,7 +99,9 @@ def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
         yield "config.field", why
         return
     current = get_field(spec, c.field)
-    if current is None and c.kind != "cleared-value":
+    if c.loaded_from:
+        yield from _check_loaded(ctx.manifests(ctx.app(e.app)), spec, c)
+    elif current is None and c.kind != "cleared-value":
         yield "config.field", f"{c.field!r} is not written in the manifest of {c.workload}/{c.container}"
     elif current != c.old:
         yield "config.old", f"the manifest says {current!r}, the entry says {c.old!r}"
@@ -106,6 +110,22 @@ def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
     mismatch = kind_mismatch(c.kind, c.field, c.old, c.new)
     if mismatch:
         yield "config.kind", mismatch
+
+
+def _check_loaded(docs: list[Doc], spec: dict[str, Any], c: ConfigChange) -> Iterator[tuple[str, str]]:
+    """A var the container loads from a ConfigMap: the workload must not write it, and the ConfigMap
+    the entry names must be where the container loads it from, with the entry's old value."""
+    if not c.field.startswith("env."):
+        yield "config.loaded_from", "only an env var is loaded from a ConfigMap (envFrom)"
+        return
+    found = loaded_from(docs, spec, c.field.split(".", 1)[1])
+    if found is None:
+        yield "config.loaded_from", (f"{c.workload}/{c.container} does not load {c.field.split('.', 1)[1]} from a "
+                                     "ConfigMap without writing it (envFrom)")
+    elif f"ConfigMap/{found[0]}" != c.loaded_from:
+        yield "config.loaded_from", f"the container loads it from ConfigMap/{found[0]}, not {c.loaded_from}"
+    elif found[1] != c.old:
+        yield "config.old", f"ConfigMap/{found[0]} says {found[1]!r}, the entry says {c.old!r}"
 
 
 def check_direct(ctx: Context, e: Entry) -> Iterator[tuple[str, str]]:
