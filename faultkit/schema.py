@@ -34,10 +34,27 @@ def schema_text(name: str) -> str:
 
 @cache
 def validator(name: str) -> Any:
-    """jsonschema's validator, imported only when a document needs explaining (it is slow to import)."""
+    """jsonschema's validator, imported only when a document needs explaining (it is slow to import).
+    A schema may refer to a part of another by its $id (the app's default probe is an entry's probe)."""
     from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
 
-    return Draft202012Validator(_anchored(json.loads(schema_text(name))))
+    registry = Registry().with_resources(
+        (_ids()[other], Resource.from_contents(_anchored(json.loads(schema_text(other))))) for other in SCHEMAS)
+    return Draft202012Validator(_anchored(json.loads(schema_text(name))), registry=registry)
+
+
+@cache
+def _ids() -> dict[str, str]:
+    return {name: json.loads(schema_text(name))["$id"] for name in SCHEMAS}
+
+
+def _by_id(uri: str) -> Any:
+    """fastjsonschema's handler for a reference to another of the package's schemas, never the network."""
+    name = next((n for n, i in _ids().items() if i == uri.split("#")[0]), None)
+    if name is None:
+        raise ValueError(f"{uri}: not one of faultkit's schemas")
+    return _draft7(json.loads(schema_text(name)))
 
 
 def _anchored(node: Any) -> Any:
@@ -69,7 +86,7 @@ def fast_part(name: str, *keys: str) -> Callable[[Any], bool]:
         schema = schema[key]
     schema = _draft7(schema)
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
-    compiled = fastjsonschema.compile(schema)
+    compiled = fastjsonschema.compile(schema, handlers={"https": _by_id})
 
     def check(data: Any) -> bool:
         try:
@@ -145,6 +162,8 @@ def _message(error: Any) -> str:
         return error.message.replace("is a required property", "is required")
     if v == "pattern":
         return f"{found} does not match the expected form {error.validator_value}"
+    if v == "not" and isinstance(error.validator_value, dict) and "required" in error.validator_value:
+        return f"give one of {' or '.join(error.validator_value['required'])}, not both"
     if v == "const":
         return f"expected {error.validator_value!r}, found {found}"
     return error.message

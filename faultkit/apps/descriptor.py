@@ -128,6 +128,7 @@ class AppDescriptor:
     found_in: tuple[tuple[tuple[str, str], str], ...] = ()  # (edge, where) for edges not in the manifest env
     upstream: Upstream | None = None
     signals: Signals = field(default_factory=Signals)  # where request counts and traces come from
+    probe: dict[str, Any] | None = None  # the symptom probe candidates start from (an entry's probe)
 
     def checks(self, service: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The lint and test commands of `service`: its own build: where it has one, else the app's."""
@@ -291,6 +292,7 @@ def descriptor_from_data(path: Path, d: dict[str, Any], line: Callable[[Pointer]
         from_images=tuple((ref, _base_image(v, root)) for ref, v in d.get("images", {}).get("from", {}).items()),
         instrument=_instrumentation(d.get("images", {}).get("instrument", {})),
         signals=signals_from_data(d.get("signals")),
+        probe=d.get("probe"),
         log_format=_log_format(d.get("signals", {}).get("logs"), path, line),
     )
     _check_references(app, path, line)
@@ -371,3 +373,7 @@ def _check_references(app: AppDescriptor, path: Path, line_of: Callable[[Pointer
         raise InputError(
             f"{path}:{line_of(('entry',))}: entry: {app.entry!r} is not a service{suggest(app.entry, names)}"
         )
+    probed = (app.probe or {}).get("service")
+    if probed is not None and probed not in names:
+        raise InputError(f"{path}:{line_of(('probe', 'service'))}: probe.service: {probed!r} is not a "
+                         f"service{suggest(probed, names)}")

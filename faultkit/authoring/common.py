@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import re
 from collections.abc import Collection
 from pathlib import Path
@@ -78,7 +80,10 @@ def skeleton(app: AppDescriptor, entry_id: str, title: str, mechanism: str, cate
 
 
 def entry_probe(app: AppDescriptor) -> dict[str, Any]:
-    """The user-visible symptom check: the entry service's front page (the author may adjust it)."""
+    """The user-visible symptom check: the descriptor's probe, else the entry service's front page
+    (the author may adjust it)."""
+    if app.probe is not None:
+        return copy.deepcopy(app.probe)
     return {"service": app.entry, "method": "GET", "path": "/", "expect_status": 200}
 
 

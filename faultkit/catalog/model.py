@@ -36,7 +36,7 @@ class Probe:
     expect_status: int = 200
     timeout_s: float = 3.0
     expect_latency_ms: int | None = None  # an attempt slower than this fails, whatever its status
-    expect_text: str | None = None  # the answer must contain it
+    expect_text: tuple[str, ...] = ()  # the answer must contain every one
     error_text: tuple[str, ...] = ()  # an answer showing any of these failed the user, whatever its status
     setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body or form)
 

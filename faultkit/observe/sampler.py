@@ -42,11 +42,12 @@ class WindowSpec:
     interval: float
 
 
-def page_problem(text: str, expect: str | None, errors: tuple[str, ...]) -> str | None:
-    """Why a page served with the expected status failed its user: the text it must show is missing,
+def page_problem(text: str, expect: tuple[str, ...], errors: tuple[str, ...]) -> str | None:
+    """Why a page served with the expected status failed its user: a text it must show is missing,
     or it shows an error text. None when it did not."""
-    if expect is not None and expect not in text:
-        return f"no {expect!r}"
+    missing = next((e for e in expect if e not in text), None)
+    if missing is not None:
+        return f"no {missing!r}"
     shown = next((e for e in errors if e in text), None)
     return f"shows {shown!r}" if shown else None
 

@@ -215,3 +215,24 @@ def test_an_address_loaded_from_a_configmap_is_written_over_it_and_the_revert_re
     assert messages[(path.name, "config.loaded_from")] == "the container loads it from ConfigMap/api-config, " \
                                                           "not ConfigMap/other"
     assert messages[(other.name, "config.old")] == "ConfigMap/api-config says 'ledger:8080', the entry says 'ledger:9090'"
+
+
+def test_candidates_start_from_the_descriptors_probe(ws: Workspace, fk, tmp_path: Path) -> None:
+    """An app whose users log in first says so once, in its descriptor, not in every candidate."""
+    manifest = tmp_path / "bank.yaml"
+    manifest.write_text(yaml.safe_dump_all([*_workload("frontend", 80, {"LEDGER_ADDR": "ledger:8080"}),
+                                            *_workload("ledger", 8080, {})]))
+    assert fk("apps", "import", "--name", "bank", str(manifest)).code == 0
+    descriptor = ws.root / "apps" / "bank" / "app.yaml"
+    probe = {"service": "frontend", "path": "/home", "expect_text": ["Current Balance"], "error_text": ["$---"],
+             "setup": [{"method": "POST", "path": "/login", "form": {"username": "testuser", "password": "pw"}}]}
+    data = yaml.safe_load(descriptor.read_text())
+    descriptor.write_text(yaml.safe_dump({**data, "probe": probe}, sort_keys=False))
+    out = json.loads(fk("author", "candidates", "--app", "bank", "--json").out)
+    assert out["candidates"] and all(c["entry"]["probe"] == probe for c in out["candidates"])
+    # checked as an entry's probe, and its service must be one of the app's
+    for bad, says in (({**probe, "body": {"a": 1}, "form": {"a": "1"}}, "probe: give one of body or form, not both"),
+                      ({**probe, "service": "frontnd"}, "probe.service: 'frontnd' is not a service")):
+        descriptor.write_text(yaml.safe_dump({**data, "probe": bad}, sort_keys=False))
+        r = fk("apps", "show", "bank")
+        assert r.code != 0 and says in r.err and len(r.err.strip().splitlines()) == 1, r.err

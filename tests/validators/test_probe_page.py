@@ -88,7 +88,7 @@ def attempt(bank: Bank, **probe: object) -> dict:
 
 
 def test_a_form_login_keeps_its_cookie_and_every_redirect_is_counted(bank):
-    got = attempt(bank, setup=LOGIN, expect_text="Current Balance", error_text=("$---",))
+    got = attempt(bank, setup=LOGIN, expect_text=("Current Balance",), error_text=("$---",))
     assert got["ok"] and got["status"] == 200 and "page" not in got, got
     # the login's 302 and the home page it redirects to, then the probe's own request
     assert got["statuses"] == [302, 200, 200]
@@ -97,14 +97,14 @@ def test_a_form_login_keeps_its_cookie_and_every_redirect_is_counted(bank):
 
 def test_a_page_served_200_that_shows_an_error_text_fails_the_attempt(bank):
     bank.balance_ok = False
-    got = attempt(bank, setup=LOGIN, expect_text="Current Balance", error_text=("$---",))
+    got = attempt(bank, setup=LOGIN, expect_text=("Current Balance",), error_text=("$---",))
     assert got["status"] == 200 and not got["ok"]
     assert got["page"] == "shows '$---'"
 
 
 def test_a_page_without_its_expected_text_fails_the_attempt(bank):
     # no login: the home page sends the user to the sign-in form, served 200
-    got = attempt(bank, expect_text="Current Balance")
+    got = attempt(bank, expect_text=("Current Balance",))
     assert got["status"] == 200 and not got["ok"] and got["page"] == "no 'Current Balance'"
     assert got["statuses"] == [302, 200]
     # without a text to expect, status alone decides, as before
@@ -112,9 +112,9 @@ def test_a_page_without_its_expected_text_fails_the_attempt(bank):
 
 
 def test_page_problem_reads_the_first_error_text_shown():
-    assert page_problem("ok", None, ()) is None
-    assert page_problem("a $--- b Error", None, ("Error", "$---")) == "shows 'Error'"
-    assert page_problem("x", "y", ("x",)) == "no 'y'"
+    assert page_problem("ok", (), ()) is None
+    assert page_problem("a $--- b Error", ("a",), ("Error", "$---")) == "shows 'Error'"
+    assert page_problem("x", ("x", "y"), ("x",)) == "no 'y'"
 
 
 def test_a_probe_with_both_a_json_body_and_a_form_is_refused_by_the_schema():
