@@ -39,6 +39,7 @@ class Probe:
     expect_text: tuple[str, ...] = ()  # the answer must contain every one
     error_text: tuple[str, ...] = ()  # an answer showing any of these failed the user, whatever its status
     setup: tuple = ()  # requests made before each probe (frozen mappings of method, path, body or form)
+    setup_when: str = "each"  # or "after-failure": only until an attempt passes, and again after one fails
 
 
 @dataclass(frozen=True)

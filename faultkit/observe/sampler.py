@@ -76,6 +76,7 @@ class Sampler:
         self.meter = LoadMeter()
         self.machine: dict[str, MachineWindow] = {}
         self.probers: dict[float, SymptomProber] = {}  # by period: one pool per rate, reused across windows
+        self.signed_in = False  # setup_when after-failure: the last attempt passed, so its session holds
 
     def close(self) -> None:
         if self.traces:
@@ -176,8 +177,9 @@ class Sampler:
         status: int | None = None
         shown: str | None = None  # why an answer with the expected status still failed the user
         try:
-            for step in p.setup:
-                send(step)
+            if p.setup_when == "each" or not self.signed_in:
+                for step in p.setup:
+                    send(step)
             answer = send({"method": p.method, "path": p.path, "body": p.body, "form": p.form})
             status = answer.status_code
             if status == p.expect_status:
@@ -189,6 +191,7 @@ class Sampler:
         slow = status == p.expect_status and p.expect_latency_ms is not None and ms > p.expect_latency_ms
         result: ProbeResult = {"status": status, "ok": status == p.expect_status and not slow and not shown,
                                "ms": ms, "statuses": statuses}
+        self.signed_in = result["ok"]
         if error:
             result["error"] = error
         if slow:

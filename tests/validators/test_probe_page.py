@@ -125,3 +125,21 @@ def test_a_probe_with_both_a_json_body_and_a_form_is_refused_by_the_schema():
     step = {"service": "frontend", "path": "/", "setup": [{"path": "/login", "body": {}, "form": {}}]}
     errors = list(check.iter_errors({"probe": step}))
     assert any(list(e.absolute_path)[:3] == ["probe", "setup", 0] for e in errors), [e.message for e in errors]
+
+
+def test_setup_after_failure_signs_in_once_and_again_when_an_attempt_fails(bank):
+    sampler = Sampler(OneEndpoint(bank.url), (), Probe(service="frontend", path="/home", setup=LOGIN,
+                                                       setup_when="after-failure", expect_text=("Current Balance",),
+                                                       error_text=("$---",)))
+    try:
+        first, second = sampler.run_probe(), sampler.run_probe()
+        assert first["ok"] and first["statuses"] == [302, 200, 200]
+        assert second["ok"] and second["statuses"] == [200]  # the session's cookie, no second login
+        bank.balance_ok = False
+        assert not sampler.run_probe()["ok"]
+        bank.balance_ok = True
+        again = sampler.run_probe()
+        assert again["ok"] and again["statuses"] == [302, 200, 200]  # signed in again after the failure
+        assert len(bank.forms) == 2
+    finally:
+        sampler.close()
