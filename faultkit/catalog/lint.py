@@ -47,7 +47,9 @@ FILE_RULES: tuple[str, ...] = ("leakage.check_todo",)
 # bundle's MANIFEST.json and labels.json are unchanged. A rule is given as a callable or as
 # "module:function", imported on the first file the cache cannot answer (so it costs a warm run nothing).
 EvidenceRule = Union["EntryRule", str]
-ADVISORY = ("declared_evidence",)
+# `unchecked`: a check that needs files this checkout lacks (an upstream app's manifests, which each
+# user brings): the entry is not wrong, so --strict leaves it a warning too.
+ADVISORY = ("declared_evidence", "unchecked")
 
 
 def rule(name: str) -> Callable[..., Any]:
@@ -307,8 +309,8 @@ def _entry_findings(ctx: Context, item: Loaded, rules: list[EntryRule]) -> Itera
     assert item.entry is not None
     for entry_rule in rules:
         try:
-            for path, message, *severity in entry_rule(ctx, item.entry):
-                yield _at(item, path, message, entry_rule.__name__, *severity)
+            for path, message, *more in entry_rule(ctx, item.entry):  # more: severity, then a rule name of its own
+                yield _at(item, path, message, more[1] if len(more) > 1 else entry_rule.__name__, *more[:1])
         except FaultkitError as e:
             where = "app" if entry_rule.__name__ == "check_target" else "(entry)"
             yield _at(item, where, str(e), entry_rule.__name__)

@@ -1,4 +1,4 @@
-"""minishop's alert pack (apps/minishop/alerts.yaml, issue 31): Prometheus' own tool checks it and
+"""Each app's alert pack (apps/<app>/alerts.yaml, issue 31): Prometheus' own tool checks it and
 runs its unit tests (alerts_test.yaml: each rule fires on its signal, and not below its threshold)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import yaml
 from tests.helpers.cli import REPO
 
 APP = REPO / "apps" / "minishop"
+PACKS = sorted(p.parent for p in (REPO / "apps").glob("*/alerts.yaml"))
 
 
 def _promtool() -> str:
@@ -22,18 +23,24 @@ def _promtool() -> str:
     return found
 
 
-def test_the_pack_is_valid_and_its_unit_tests_pass() -> None:
-    check = subprocess.run([_promtool(), "check", "rules", "alerts.yaml"], cwd=APP, capture_output=True, text=True)
+def test_minishop_and_bank_of_anthos_have_packs() -> None:
+    assert [p.name for p in PACKS] == ["bankofanthos", "minishop"]
+
+
+@pytest.mark.parametrize("app", PACKS, ids=lambda p: p.name)
+def test_the_pack_is_valid_and_its_unit_tests_pass(app: Path) -> None:
+    check = subprocess.run([_promtool(), "check", "rules", "alerts.yaml"], cwd=app, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "SUCCESS: 4 rules found" in check.stdout
-    tested = subprocess.run([_promtool(), "test", "rules", "alerts_test.yaml"], cwd=APP, capture_output=True,
+    tested = subprocess.run([_promtool(), "test", "rules", "alerts_test.yaml"], cwd=app, capture_output=True,
                             text=True)
     assert tested.returncode == 0, tested.stdout + tested.stderr
 
 
-def test_every_rule_is_unit_tested_firing_and_not_firing() -> None:
-    rules = {r["alert"] for g in yaml.safe_load((APP / "alerts.yaml").read_text())["groups"] for r in g["rules"]}
-    cases = [c for t in yaml.safe_load((APP / "alerts_test.yaml").read_text())["tests"] for c in t["alert_rule_test"]]
+@pytest.mark.parametrize("app", PACKS, ids=lambda p: p.name)
+def test_every_rule_is_unit_tested_firing_and_not_firing(app: Path) -> None:
+    rules = {r["alert"] for g in yaml.safe_load((app / "alerts.yaml").read_text())["groups"] for r in g["rules"]}
+    cases = [c for t in yaml.safe_load((app / "alerts_test.yaml").read_text())["tests"] for c in t["alert_rule_test"]]
     fired = {c["alertname"] for c in cases if c["exp_alerts"]}
     quiet = {c["alertname"] for c in cases if not c["exp_alerts"]}
     assert rules == fired == quiet

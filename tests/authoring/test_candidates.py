@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import yaml
@@ -236,3 +237,34 @@ def test_candidates_start_from_the_descriptors_probe(ws: Workspace, fk, tmp_path
         descriptor.write_text(yaml.safe_dump({**data, "probe": bad}, sort_keys=False))
         r = fk("apps", "show", "bank")
         assert r.code != 0 and says in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_an_upstream_apps_config_entries_lint_as_unchecked_where_no_copy_of_its_manifests_is(
+        ws: Workspace, fk, tmp_path: Path) -> None:
+    """A catalog of an app derived from upstream manifests keeps only their digests: a checkout without
+    the user's copy (CI, a reviewer) cannot check a config entry against them, which is not the
+    entry's fault, so even --strict passes, saying what was not checked. A missing copy of an app's
+    own manifests stays an error."""
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    (upstream / "bank.yaml").write_text(yaml.safe_dump_all([*_workload("frontend", 80, {"LEDGER_ADDR": "ledger:8080"}),
+                                                           *_workload("ledger", 8080, {})]))
+    assert fk("apps", "import", "--name", "bank", "--upstream", "example/bank@v1", str(upstream)).code == 0
+    copy = ws.root / "apps" / "bank" / "manifests"
+    shutil.copytree(upstream, copy)
+    assert fk("author", "candidates", "--app", "bank", "--write").code == 0
+    for written in (ws.catalog_dir / "bank").glob("*.yaml"):
+        _fill(written)
+    shutil.rmtree(copy)
+    r = fk("catalog", "lint", "--strict", "--no-cache", "--json")
+    report = json.loads(r.out)
+    unchecked = [f for f in report["findings"] if "/bank/" in f["file"]]
+    assert r.code == 0 and report["errors"] == 0, r.out
+    assert unchecked and {(f["rule"], f["severity"]) for f in unchecked} == {("unchecked", "warning")}
+    assert "no copy is in apps/bank/manifests (faultkit apps verify bank --manifests DIR)" in unchecked[0]["message"]
+    descriptor = ws.root / "apps" / "bank" / "app.yaml"
+    data = yaml.safe_load(descriptor.read_text())
+    del data["upstream"]
+    descriptor.write_text(yaml.safe_dump(data, sort_keys=False))
+    r = fk("catalog", "lint", "--no-cache", "--json")
+    assert r.code == 1 and "manifests folder not found" in r.out

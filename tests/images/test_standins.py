@@ -1,4 +1,4 @@
-"""tools/standins on the real engine: a Dockerfile written for the postgres image (FROM postgres:16,
+"""The stand-ins of apps/bankofanthos/images on the real engine: a Dockerfile written for the postgres image (FROM postgres:16,
 `apk add`, init scripts in /docker-entrypoint-initdb.d, as Bank of Anthos' ledger-db) builds over a
 Debian PostgreSQL base whose recipe carries the stand-ins, initialises its database from the scripts
 at the first start, and serves it on the network with the password it was given."""
@@ -56,7 +56,7 @@ def _workspace(tmp_path: Path, dockerfile: str) -> Workspace:
     app = root / "apps" / "minishop"
     (app / "images").mkdir()
     for name in ("postgres-entrypoint.sh", "apk"):
-        shutil.copy2(REPO / "tools" / "standins" / name, app / "images" / name)
+        shutil.copy2(REPO / "apps" / "bankofanthos" / "images" / name, app / "images" / name)
     folder = app / "src" / "email"
     (folder / "initdb").mkdir()
     (folder / "initdb" / "0_tables.sql").write_text(TABLES)

@@ -111,7 +111,8 @@ class Context:
         return docs
 
 
-# An entry rule yields (field path, message) or (field path, message, "warning").
+# An entry rule yields (field path, message) or (field path, message, "warning"), or with a fourth
+# item, the rule name the finding goes by (lint.ADVISORY names those --strict leaves warnings).
 EntryRule = Callable[[Context, Entry], Iterable[tuple[str, ...]]]
 # A file rule sees the loaded document even when its schema check failed (placeholders break it).
 FileRule = Callable[[Context, Loaded], Iterable[tuple[str, str]]]
