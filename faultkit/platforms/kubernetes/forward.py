@@ -124,8 +124,24 @@ class Forwards:
             return f"http://127.0.0.1:{self.servers[key].server_address[1]}"
 
     def to_ready(self, service: str, port: int, pods: Callable[[], list[dict[str, Any]]]) -> str:
-        """A Service's address: each connection goes to one of its ready pods now, in turn."""
-        return self.url((service, port), lambda: [(p["metadata"]["name"], port) for p in pods() if is_ready(p)])
+        """A Service's address: each connection goes to one of its ready pods now, in turn, on the
+        port the Service sends `port` to now (Bank of Anthos' frontend serves port 80 from 8080, and a
+        config fault may change that mapping while the forward is open)."""
+        def targets() -> list[tuple[str, int]]:
+            target = self._target_port(service, port)
+            return [(p["metadata"]["name"], _container_port(p, target)) for p in pods() if is_ready(p)]
+        return self.url((service, port), targets)
+
+    def _target_port(self, service: str, port: int) -> int | str:
+        """The Service's targetPort for `port`; `port` itself when no Service of that name serves it."""
+        try:
+            svc = objects.read_json(self.conn.core.read_namespaced_service, service, self.namespace)["spec"]
+        except ApiException as e:
+            if e.status == 404:
+                return port
+            raise
+        spec = next((sp for sp in svc.get("ports") or [] if sp.get("port") == port), None)
+        return port if spec is None else spec.get("targetPort") or port
 
     def to_slots(self, port: int, slots: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, str]:
         """Each instance's own address: a listener per slot that forwards to the pod in that slot now

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import requests
 from kubernetes import client
 
 from faultkit.errors import InputError, NotReady
@@ -53,11 +54,18 @@ def test_absent_field_added_then_removed(shop: KubernetesPlatform, apps_api: cli
 def test_service_target_port(shop: KubernetesPlatform, core: client.CoreV1Api) -> None:
     ns = shop.record().namespace
     assert shop.read_field("Service/payment", "", "ports.http.targetPort") == "50051"
+    url = shop.endpoint("payment") + "/healthz"
+    assert requests.get(url, timeout=10).status_code == 200
     shop.patch_field("Service/payment", "", "ports.http.targetPort", "50059", timeout=60)
     assert core.read_namespaced_service("payment", ns).spec.ports[0].target_port == 50059
     assert shop.read_field("Service/payment", "", "ports.http.targetPort") == "50059"
+    # faultkit's address of a service goes where the Service sends its port now, as a caller's would:
+    # to 50059, where nothing listens
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url, timeout=10)
     shop.patch_field("Service/payment", "", "ports.http.targetPort", "50051", timeout=60)
     assert core.read_namespaced_service("payment", ns).spec.ports[0].target_port == 50051
+    assert requests.get(url, timeout=10).status_code == 200
 
 
 def test_a_setting_that_never_gets_ready_is_reported_and_no_old_replica_serves(
