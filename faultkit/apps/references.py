@@ -79,18 +79,23 @@ def configmaps(docs: list[Doc]) -> dict[str, dict[str, str]]:
     return out
 
 
-def loaded_from(docs: list[Doc], container: dict[str, Any], var: str) -> tuple[str, str] | None:
-    """(ConfigMap name, value) when the container loads `var` through `envFrom` and does not write it
-    in its `env`; the last source holding the key wins, as in the kubelet."""
-    if any(isinstance(i, dict) and i.get("name") == var for i in container.get("env") or []):
-        return None
-    maps, found = configmaps(docs), None
+def loaded_vars(docs: list[Doc], container: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Each var the container loads through `envFrom` and does not write in its `env`, as
+    {var: (ConfigMap name, value)}; the last source holding a key wins, as in the kubelet."""
+    maps, written = configmaps(docs), {i.get("name") for i in container.get("env") or [] if isinstance(i, dict)}
+    out: dict[str, tuple[str, str]] = {}
     for source in container.get("envFrom") or []:
+        prefix = str((source or {}).get("prefix") or "")
         cm = str(((source or {}).get("configMapRef") or {}).get("name", ""))
-        key = var.removeprefix(str((source or {}).get("prefix") or ""))
-        if key in maps.get(cm, {}) and str((source or {}).get("prefix") or "") + key == var:
-            found = (cm, maps[cm][key])
-    return found
+        for key, value in maps.get(cm, {}).items():
+            if prefix + key not in written:
+                out[prefix + key] = (cm, value)
+    return out
+
+
+def loaded_from(docs: list[Doc], container: dict[str, Any], var: str) -> tuple[str, str] | None:
+    """(ConfigMap name, value) when the container loads `var` and does not write it (loaded_vars)."""
+    return loaded_vars(docs, container).get(var)
 
 
 def _from_configmap(caller: str, cm: str, key: str, value: str, prefix: str = "") -> Iterator[Reference]:

@@ -19,7 +19,7 @@ from faultkit.apps import addresses, quantities
 from faultkit.apps.addresses import Address
 from faultkit.apps.descriptor import AppDescriptor, load_app
 from faultkit.apps.manifests import WORKLOAD_KINDS, Doc, load_manifests, pod_spec
-from faultkit.apps.references import configmaps, loaded_from
+from faultkit.apps.references import loaded_vars
 from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
 from faultkit.authoring.config import dependency_of, password_like, plan_config
 from faultkit.authoring.direct import plan_direct
@@ -129,8 +129,7 @@ def _loaded_changes(app: AppDescriptor, docs: list[Doc], service: str, workload:
     the change writes the var in the workload, over the ConfigMap's value. A loaded var the service
     never calls through (a shared ConfigMap's other addresses, a password its URI already holds) is
     left alone: changing it would change nothing the service does."""
-    loaded = {key: v for ref in c.get("envFrom") or [] for key, v in _keys(docs, c, ref)}
-    for var, value in sorted(loaded.items()):
+    for var, (_, value) in sorted(loaded_vars(docs, c).items()):
         dep = dependency_of(app, value)
         a = addresses.parse_with_port(value)
         if not a or dep is None or service not in app.callers(dep) or refusal(c, f"env.{var}"):
@@ -138,15 +137,6 @@ def _loaded_changes(app: AppDescriptor, docs: list[Doc], service: str, workload:
         field = f"env.{var}"
         yield CandidateSetting(workload, str(c.get("name")), field, _new_port(app, a), "dependency-port")
         yield CandidateSetting(workload, str(c.get("name")), field, a.with_host(_new_host(a.host)), "connection-host")
-
-
-def _keys(docs: list[Doc], c: dict[str, Any], ref: Any) -> Iterator[tuple[str, str]]:
-    cm = str(((ref or {}).get("configMapRef") or {}).get("name", ""))
-    prefix = str((ref or {}).get("prefix") or "")
-    for key in configmaps(docs).get(cm, {}):
-        found = loaded_from(docs, c, prefix + key)
-        if found and found[0] == cm:
-            yield prefix + key, found[1]
 
 
 def _service_changes(doc: Doc) -> Iterator[CandidateSetting]:
