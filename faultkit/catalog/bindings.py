@@ -4,7 +4,8 @@ inputs.json `bindings`, and that `catalog build` recomputes from the release's o
 - descriptor: the app's app.yaml, byte for byte (services, graph, build commands, upstream pin);
 - source: the target service's pinned source folder, file by file (names, modes, bytes; caches such
   as __pycache__ left out, links recorded as links, never followed), else the descriptor's upstream
-  pin (repository, version, commit), else "none";
+  pin (repository, version, commit), which also stands for an upstream app's source read from the
+  user's checkout outside the repository (Bank of Anthos'), else "none";
 - build: the service checks the build stage ran (`build.lint` and `build.test` of the descriptor);
 - rules: faultkit.toml's rule settings, every table but [trust] and [validator] (so [leakage] too).
 
@@ -60,9 +61,13 @@ def tree_digest(folder: Path) -> str:
 
 
 def source_digest(app: AppDescriptor, service: str) -> str:
+    """The tree of the service's source where this repository holds it; an app derived from upstream
+    whose source is the user's own checkout (linked from outside, or absent) is bound by its pin, the
+    one thing every checkout of the catalog can recompute."""
     rel = app.service_source(service) if service in app.service_names else None
     folder = app.root / rel if rel else None
-    if folder is not None and folder.is_dir() and not folder.is_symlink():
+    held = folder is not None and folder.resolve().is_relative_to(app.root.resolve())
+    if folder is not None and folder.is_dir() and not folder.is_symlink() and (held or app.upstream is None):
         return "tree:" + tree_digest(folder)
     if app.upstream is not None:
         pin = {k: str(v) for k, v in vars(app.upstream).items() if k in ("repository", "version", "commit")}
