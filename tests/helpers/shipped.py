@@ -5,6 +5,7 @@ bundles/<fault>/<run>/ for a campaign), so tests never assume one layout."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,12 @@ def bundle_of(fault: str) -> Path:
 def all_bundles() -> list[Path]:
     """Every sealed bundle under evidence/ that holds a verdict, in path order."""
     return sorted(p.parent for p in (REPO / "evidence").rglob("verdict.json") if (p.parent / "MANIFEST.json").is_file())
+
+
+def older_signed_bundles() -> list[Path]:
+    """The shipped bundles signed in the format before DSSE attestations (a bare ed25519 signature
+    over MANIFEST.json: minishop's catalog); bundles signed since carry an attestation."""
+    return [b for b in all_bundles() if "algorithm" in json.loads((b / "SIGNATURE.json").read_text("utf-8"))]
 
 
 def minishop_copy(root: Path, edit: Callable[[dict[str, Any]], None] | None = None, skip: tuple[str, ...] = ()) -> Path:

@@ -18,7 +18,7 @@ import pytest
 from faultkit.bundles import SIGNATURE, sign
 from faultkit.keys import fingerprint, generate, public_pem, signing_key
 from tests.factories import port_entry
-from tests.helpers.shipped import REPO, all_bundles
+from tests.helpers.shipped import REPO, older_signed_bundles
 from tests.release.admit import make_bundle
 
 BUILD = REPO / "tools" / "dsse-verify" / "build.sh"
@@ -69,7 +69,7 @@ def test_the_go_verifier_accepts_a_bundle_faultkit_signed_and_lists_its_files(ve
 
 def test_the_go_verifier_accepts_a_shipped_bundle_once_faultkit_re_signs_it(verifier, tmp_path):
     folder = tmp_path / "bundle"
-    shutil.copytree(all_bundles()[-1], folder)
+    shutil.copytree(older_signed_bundles()[-1], folder)
     key = generate(tmp_path / "rotated.key")
     sign(folder, key)
     proc = verify(verifier, tmp_path / "rotated.key.pub", folder, "-bundle", str(folder))
