@@ -107,3 +107,16 @@ class PromQL:
             if out.get(pod) is not None:
                 out[pod] = by_status
         return out
+
+
+def vanished_as_unanswered(by_pod: dict[str, Counts], counted: set[str]) -> dict[str, Counts]:
+    """A pod whose pushed series were there before and are missing from one answer did not answer
+    (None), rather than count nothing ({}): the screens read {} after counts as a reset, and one
+    answer without a collector's series (Bank of Anthos' frontend, for one second of a window) made
+    a before window count its whole history. `counted` (the pods seen with counts) is updated."""
+    out: dict[str, Counts] = {}
+    for pod, counts in by_pod.items():
+        if counts:
+            counted.add(pod)
+        out[pod] = None if counts == {} and pod in counted else counts
+    return out

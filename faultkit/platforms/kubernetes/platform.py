@@ -48,7 +48,7 @@ from faultkit.platforms.kubernetes.forward import Forwards, ServiceForwards
 from faultkit.platforms.kubernetes.images import ClusterImages
 from faultkit.platforms.kubernetes.instances import Ledger
 from faultkit.platforms.kubernetes.logs import pod_log_source, pod_logs
-from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source
+from faultkit.platforms.kubernetes.metrics import PromQL, pod_requests, request_source, vanished_as_unanswered
 from faultkit.platforms.kubernetes.namespaces import Namespaces
 from faultkit.platforms.kubernetes.ownership import ADOPTED, CREATED, DOWN_DONE, GIVEN, Ownership, Record
 from faultkit.platforms.kubernetes.rollouts import change, patch_template, wait_rollout
@@ -77,6 +77,7 @@ class KubernetesPlatform:
         self.otlp_endpoint = opts.otlp_endpoint or ""
         self.ledger = Ledger(self.owner.base / "pods.json")
         self._forwards: Forwards | None = None
+        self._counted: set[str] = set()  # pods whose series PromQL has answered with counts
         self._services = ServiceForwards(self.conn)  # to query services in the cluster (a stack's)
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -270,7 +271,8 @@ class KubernetesPlatform:
         slots = sorted(self._slot_pods(service).items())
         signal = self.descriptor.signals.requests
         if self.prometheus_url:
-            by_pod = self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots], signal)
+            by_pod = vanished_as_unanswered(
+                self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots], signal), self._counted)
             return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
         require_exposition(signal, "the API server's pod proxy (no --prometheus given)")
         return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port, signal) for inst, p in slots}

@@ -193,3 +193,20 @@ def test_pods_of_workloads_finds_a_statefulsets_pods_beside_a_deployments() -> N
         "frontend": ["frontend-x"], "ledger-db": ["ledger-db-0"]}
     with pytest.raises(InputError, match="no StatefulSet named 'frontend' in namespace ns"):
         objects.pods_of_workloads(lists, "ns", {"frontend": ("StatefulSet", "frontend")})  # type: ignore[arg-type]
+
+
+def test_a_pods_pushed_series_missing_from_one_answer_is_no_answer_not_a_reset() -> None:
+    """Measured on Bank of Anthos: the frontend's series were absent from one PromQL answer in a
+    before window, and read as {} (a reset) the next sample counted its whole history, 5,094
+    requests a minute, as the window's traffic; read as no answer, the window counts what it saw."""
+    from faultkit.platforms.kubernetes.metrics import vanished_as_unanswered
+    from faultkit.validators.screening import counter_delta
+
+    counted: set[str] = set()
+    answers = [{"web-1": {"200": 3144.0}}, {"web-1": {"200": 3183.0}}, {"web-1": {}, "web-2": {}},
+               {"web-1": {"200": 3213.0}, "web-2": {}}]
+    read = [vanished_as_unanswered(a, counted) for a in answers]
+    assert read[2] == {"web-1": None, "web-2": {}}  # web-2 never counted yet: nothing, as before
+    window = {"samples": [{"instances": {"web-1": {"service": "web", "requests": r["web-1"]}}} for r in read]}
+    assert counter_delta(window, "web", "ok") == 3213.0 - 3144.0
+    assert counted == {"web-1"}
