@@ -23,7 +23,7 @@ from faultkit.apps.references import loaded_vars
 from faultkit.authoring.common import catalog_entries, entry_path, render, slug, write_new
 from faultkit.authoring.config import dependency_of, password_like, plan_config
 from faultkit.authoring.direct import plan_direct
-from faultkit.catalog.config_rules import PASSWORD, refusal
+from faultkit.catalog.config_rules import PASSWORD, below_request, refusal
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.vocab import ACTIONS
 from faultkit.errors import FaultkitError
@@ -119,7 +119,7 @@ def _container_changes(app: AppDescriptor, workload: str, c: dict[str, Any]) -> 
             new = _lower(str(value))
             if resource == "memory" and quantities.memory_problem(new):
                 new = quantities.format_bytes(quantities.MEMORY_FLOOR)  # as tight as a runtime allows
-            if new != str(value):
+            if new != str(value) and not below_request(c, f"resources.limits.{resource}", new):
                 yield CandidateSetting(workload, name, f"resources.limits.{resource}", new, "resource-limit")
 
 

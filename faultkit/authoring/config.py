@@ -28,7 +28,7 @@ from faultkit.authoring.common import (
     skeleton,
     todo,
 )
-from faultkit.catalog.config_rules import kind_mismatch, refusal
+from faultkit.catalog.config_rules import below_request, kind_mismatch, refusal
 from faultkit.catalog.model import entry_from_data
 from faultkit.catalog.rules.leakage import find_words, giveaway_words
 from faultkit.catalog.vocab import CATEGORIES, CONFIG_KINDS
@@ -155,6 +155,11 @@ def plan_config(ws: Workspace, app_name: str, workload: str, container: str | No
     why = kind_mismatch(kind, field, setting.value, new)
     if why:
         raise InputError(f"--kind {kind}: {why} (old value {setting.value!r}, new {new!r})")
+    refused = below_request(find_container(docs if docs is not None else load_manifests(app.manifests_dir),
+                                           setting.workload, setting.container) if setting.kind != "Service" else {},
+                            field, new)
+    if refused:
+        raise InputError(f"{setting.workload} {field}: {refused}")
     if new == setting.value:
         raise InputError(f"{field} already is {new!r}; the change would change nothing")
     words = find_words(new, giveaway_words(ws.root))

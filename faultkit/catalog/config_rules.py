@@ -85,3 +85,18 @@ def _limit_problem(resource: str, new: str | None) -> str | None:
     except quantities.QuantityError as e:
         return str(e)
     return None
+
+
+def below_request(container: dict[str, Any], field: str, new: str | None) -> str | None:
+    """Why the API server would refuse a resource limit: it is below the container's request of the
+    same resource (Bank of Anthos' userservice requests 260m of CPU, so a limit of 50m is invalid)."""
+    if not field.startswith("resources.limits.") or not new:
+        return None
+    resource = field.rsplit(".", 1)[1]
+    request = ((container.get("resources") or {}).get("requests") or {}).get(resource)
+    try:
+        if request is not None and quantities.parse(new) < quantities.parse(request):
+            return f"{new} is below the container's request of {request}, which the API server refuses"
+    except quantities.QuantityError:
+        return None
+    return None

@@ -268,3 +268,22 @@ def test_an_upstream_apps_config_entries_lint_as_unchecked_where_no_copy_of_its_
     descriptor.write_text(yaml.safe_dump(data, sort_keys=False))
     r = fk("catalog", "lint", "--no-cache", "--json")
     assert r.code == 1 and "manifests folder not found" in r.out
+
+
+def test_a_limit_below_the_containers_request_is_no_candidate_and_lint_refuses_it(ws: Workspace, fk,
+                                                                                   tmp_path: Path) -> None:
+    """The API server refuses a limit below the request (Bank of Anthos' userservice requests 260m of
+    CPU; a tenth of its 500m limit would be 50m), so such a change is never a fault."""
+    web, svc = _workload("web", 80, {})
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"cpu": "500m", "memory": "256Mi"}, "requests": {"cpu": "260m", "memory": "32Mi"}}
+    manifest = tmp_path / "one.yaml"
+    manifest.write_text(yaml.safe_dump_all([web, svc]))
+    assert fk("apps", "import", "--name", "one", str(manifest)).code == 0
+    out = json.loads(fk("author", "candidates", "--app", "one", "--json").out)
+    fields = {c["entry"]["config"]["field"]: c["entry"]["config"]["new"] for c in out["candidates"]
+              if c["entry"]["mechanism"] == "config"}
+    assert "resources.limits.cpu" not in fields and fields["resources.limits.memory"] == "64Mi"
+    r = fk("author", "config", "--app", "one", "--workload", "web", "--field", "resources.limits.cpu",
+           "--value", "50m", "--kind", "resource-limit")
+    assert r.code != 0 and "50m is below the container's request of 260m" in r.err, r.err

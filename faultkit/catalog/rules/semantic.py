@@ -9,7 +9,7 @@ from faultkit.apps.descriptor import suggest
 from faultkit.apps.manifests import Doc, find_container, get_field
 from faultkit.apps.observed_graph import OBSERVED_FILE, missed_callers, missing_edges
 from faultkit.apps.references import loaded_from
-from faultkit.catalog.config_rules import kind_mismatch, refusal
+from faultkit.catalog.config_rules import below_request, kind_mismatch, refusal
 from faultkit.catalog.model import ConfigChange, Entry
 from faultkit.catalog.rules.context import Context
 from faultkit.catalog.vocab import ACTIONS
@@ -118,6 +118,9 @@ def check_config(ctx: Context, e: Entry) -> Iterator[tuple[str, ...]]:
     mismatch = kind_mismatch(c.kind, c.field, c.old, c.new)
     if mismatch:
         yield "config.kind", mismatch
+    refused = below_request(spec, c.field, c.new)
+    if refused:
+        yield "config.new", refused
 
 
 def _check_loaded(docs: list[Doc], spec: dict[str, Any], c: ConfigChange) -> Iterator[tuple[str, str]]:
