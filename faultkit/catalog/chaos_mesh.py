@@ -107,6 +107,11 @@ def chaos_mesh(workspace: Workspace, custody: Custody, namespace: str = "default
     for entry, _digest, _signer in included:
         if entry.direct is None:
             continue
+        app = load_app(workspace, entry.app)
+        if app.upstream is not None and not app.manifests_dir.is_dir():  # its pods' labels are in the user's copy
+            skipped.append(NotExported(entry.id, entry.direct.action, f"{app.name}'s manifests are upstream's and "
+                                       f"no copy is in apps/{app.name}/manifests to select its pods by"))
+            continue
         try:
             objects.append(chaos_object(entry, workspace, namespace, duration_s))
         except KeyError as e:

@@ -117,7 +117,7 @@ def test_defaults_by_kind_and_dry_run(ws: Workspace, fk) -> None:
     cases = [
         (["--workload", "frontend", "--field", "env.CART_ADDR", "--value", "cart:7071", "--kind", "dependency-port"],
          "dependency", "errors"),
-        (["--workload", "cart", "--field", "resources.limits.memory", "--value", "48Mi", "--kind", "resource-limit"],
+        (["--workload", "cart", "--field", "resources.limits.memory", "--value", "64Mi", "--kind", "resource-limit"],
          "deployment", "oom-restart"),
         (["--workload", "Service/cart", "--field", "ports.http.targetPort", "--value", "7071",
           "--kind", "port-mismatch"], "configuration-bug", "errors"),

@@ -43,9 +43,14 @@ def match_labels(workload: str) -> dict[str, str]:
 
 def test_every_shipped_direct_fault_becomes_its_chaos_mesh_object(repo):
     objects, skipped = chaos_mesh(repo, custody(repo, ()), "shop")
+    # Bank of Anthos' pods are selected by the labels in the user's copy of upstream's manifests: without
+    # one (CI's checkout) its direct faults are skipped, saying so
+    assert all(n.id.startswith("bankofanthos-") and "no copy is in apps/bankofanthos/manifests" in n.reason
+               for n in skipped), skipped
+    objects = [o for o in objects if o["metadata"]["name"].startswith("minishop-")]
     direct = entries()
     released = [i for i, e in direct.items() if e["validation"]["verdict"] == "admitted"]  # flaky ones stay out
-    assert skipped == [] and sorted(o["metadata"]["name"] for o in objects) == sorted(released)
+    assert sorted(o["metadata"]["name"] for o in objects) == sorted(released)
     for obj in objects:
         e = direct[obj["metadata"]["name"]]
         action, params, spec = e["direct"]["action"], e["direct"].get("params", {}), obj["spec"]
@@ -91,7 +96,8 @@ def test_export_command_writes_a_list_for_kubectl(tmp_path):
                    "--out", str(out), cwd=REPO, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
-    assert doc["apiVersion"] == "v1" and doc["kind"] == "List" and len(doc["items"]) == 16  # the released direct faults
+    minishop = [i for i in doc["items"] if i["metadata"]["name"].startswith("minishop-")]
+    assert doc["apiVersion"] == "v1" and doc["kind"] == "List" and len(minishop) == 16  # the released direct faults
     assert {i["spec"]["duration"] for i in doc["items"]} == {"2m"}
     proc = run_cli("catalog", "export", "--format", "chaos-mesh", "--namespace", "Bad_NS", cwd=REPO, env=env,
                    timeout=120)

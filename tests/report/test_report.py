@@ -45,7 +45,7 @@ def browse(page: Path, tmp: Path, *mode: str) -> subprocess.CompletedProcess[str
         "--disable-sync",
         "--disable-dev-shm-usage",
         f"--user-data-dir={tmp / 'profile'}",
-        "--window-size=1280,2000",
+        "--window-size=1280,4000",  # the coverage tables of every app come first
         "--enable-logging=stderr",
         "--v=0",
         *mode,

@@ -265,16 +265,14 @@ class KubernetesPlatform:
     def request_counts(self, service: str) -> dict[str, dict[str, float] | None]:
         """Each instance's cumulative requests by status (None: it did not answer), via the pod proxy or,
         when up was given --prometheus, PromQL."""
-        spec = self.descriptor.service(service)
-        port = spec.ports[0].port if spec.ports else 80
-        ns = self.owner.require().namespace
+        ns, signal = self.owner.require().namespace, self.descriptor.signals.requests
         slots = sorted(self._slot_pods(service).items())
-        signal = self.descriptor.signals.requests
         if self.prometheus_url:
             by_pod = vanished_as_unanswered(
                 self.promql.requests_by_pod(ns, [p["metadata"]["name"] for _, p in slots], signal), self._counted)
             return {inst: by_pod.get(p["metadata"]["name"]) for inst, p in slots}
         require_exposition(signal, "the API server's pod proxy (no --prometheus given)")
+        port = self._port(service)
         return {inst: pod_requests(self.conn, ns, p["metadata"]["name"], port, signal) for inst, p in slots}
 
     def signal_sources(self) -> dict[str, dict[str, object]]:
