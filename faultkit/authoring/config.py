@@ -148,16 +148,16 @@ def plan_config(ws: Workspace, app_name: str, workload: str, container: str | No
     if category is not None and category not in CATEGORIES:
         raise InputError(f"--category {category!r}: expected one of {', '.join(CATEGORIES)}")
     app = app or load_app(ws, app_name)
-    setting = locate(docs if docs is not None else load_manifests(app.manifests_dir), workload, container, field)
+    docs = docs if docs is not None else load_manifests(app.manifests_dir)
+    setting = locate(docs, workload, container, field)
     new = "" if kind == "cleared-value" and not value else value
     if new is None:
         raise InputError(f"--value is required for a {kind} change")
     why = kind_mismatch(kind, field, setting.value, new)
     if why:
         raise InputError(f"--kind {kind}: {why} (old value {setting.value!r}, new {new!r})")
-    refused = below_request(find_container(docs if docs is not None else load_manifests(app.manifests_dir),
-                                           setting.workload, setting.container) if setting.kind != "Service" else {},
-                            field, new)
+    spec = find_container(docs, setting.workload, setting.container) if setting.kind != "Service" else {}
+    refused = below_request(spec, field, new)
     if refused:
         raise InputError(f"{setting.workload} {field}: {refused}")
     if new == setting.value:
