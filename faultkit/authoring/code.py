@@ -10,6 +10,7 @@ and scaffolds catalog/<app>/<id>.yaml.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -74,41 +75,48 @@ def sessions_dir(ws: Workspace) -> Path:
     return ws.state_dir / "authoring"
 
 
-def layout(app: AppDescriptor, service: str, source_root: Path | None = None) -> tuple[Path, list[str]]:
-    """The folder the working copy mirrors, and the service's and common folders relative to it.
+def layout(app: AppDescriptor, service: str, source_root: Path | None = None) -> list[tuple[Path, str]]:
+    """The service's and common folders the working copy holds (the service's first): each folder to
+    copy, and its path in the working copy, which is the path a patch names.
 
-    Paths are relative to the app folder when the source lives inside it (patches apply there, as
-    the validator applies them); relative to the source root when it lives elsewhere (`source:
-    ../../src`) or when the author names a checkout with `--source DIR`.
+    Patch paths are relative to the app folder, where the validator applies them (src/cart/main.py),
+    wherever the source is read from: the app folder, a link out of it (an upstream checkout linked
+    in), or a checkout the author names with `--source DIR`. A source folder that is not under the
+    app folder (`source: ../../src`) has no such path: there they are relative to the source root.
     """
     spec = app.service(service)
     if spec.source is None or (app.source_dir is None and source_root is None):
         raise InputError(f"{service} has no source folder in {app.name}'s descriptor (services[].source); "
                          "a code fault needs the service's source")
-    if source_root is not None:
-        root, prefix = source_root.resolve(), Path()
-    else:
-        assert app.source_dir is not None
-        src = app.source_dir.resolve()
-        inside = src.is_relative_to(app.root.resolve())
-        root = app.root.resolve() if inside else src
-        prefix = src.relative_to(root) if inside else Path()
+    source = source_root if source_root is not None else app.source_dir
+    assert source is not None  # refused above
+    root = source.resolve()
+    place = _in_app_folder(app)
     folders = []
     for rel in (spec.source, *app.common):
-        folder = (root / prefix / rel).resolve()
+        folder = (root / rel).resolve()
         if not folder.is_relative_to(root):
             raise InputError(f"{app.name}: source folder {rel!r} leads outside {root}; name a folder inside it")
         if not folder.is_dir():
             hint = "" if source_root is not None else "; or pass --source DIR, a checkout of the source"
             raise InputError(f"{folder}: source folder named by {app.name}'s descriptor not found{hint}")
-        folders.append(folder.relative_to(root).as_posix())
-    return root, folders
+        folders.append((folder, (Path(place) / folder.relative_to(root)).as_posix()))
+    return folders
+
+
+def _in_app_folder(app: AppDescriptor) -> str:
+    """The source folder's path in the app folder, as the descriptor names it (a link is not followed);
+    '' when it is not under the app folder."""
+    if app.source_dir is None:
+        return ""
+    src, root = Path(os.path.normpath(app.source_dir)), Path(os.path.normpath(app.root))
+    return src.relative_to(root).as_posix() if src.is_relative_to(root) and src != root else ""
 
 
 def start(ws: Workspace, app_name: str, service: str, entry_id: str, source_root: Path | None = None) -> Session:
     check_id(entry_id)
     app = load_app(ws, app_name)
-    root, folders = layout(app, service, source_root)
+    folders = layout(app, service, source_root)
     for taken in (entry_path(ws, app.name, entry_id), ws.patches_dir / app.name / f"{entry_id}.diff"):
         if taken.exists():
             raise InputError(f"{taken.relative_to(ws.root)} already exists; choose another id")
@@ -117,8 +125,8 @@ def start(ws: Workspace, app_name: str, service: str, entry_id: str, source_root
         raise UsageError(f"{wc}: a working copy for {entry_id!r} exists; edit it and run "
                          f"`faultkit author code --finish {entry_id}`, or `--discard {entry_id}` to start over")
     try:
-        for rel in folders:
-            shutil.copytree(root / rel, wc / rel, ignore=SKIP, symlinks=True)
+        for folder, rel in folders:
+            shutil.copytree(folder, wc / rel, ignore=SKIP, symlinks=True)
         repo = git.Repo.init(wc)
         with repo.config_writer() as cfg:
             cfg.set_value("user", "name", "faultkit author")
@@ -129,10 +137,10 @@ def start(ws: Workspace, app_name: str, service: str, entry_id: str, source_root
         (wc / ".git" / "info" / "exclude").write_text(EXCLUDE)
         repo.git.add(A=True)
         if not repo.git.diff("--cached", "--name-only"):
-            raise InputError(f"{root / folders[0]}: no source files to author on (the folder is empty); "
+            raise InputError(f"{folders[0][0]}: no source files to author on (the folder is empty); "
                              "put the service's source there, or pass --source DIR, a checkout of it")
         repo.git.commit("-q", "-m", f"{app.name} {app.version}: {service} base", "--no-verify")
-        session = Session(entry_id, app.name, service, folders[0], repo.head.commit.hexsha, wc)
+        session = Session(entry_id, app.name, service, folders[0][1], repo.head.commit.hexsha, wc)
         (wc / ".git" / SESSION).write_text(json.dumps({k: str(v) for k, v in session.__dict__.items()}))
     except git.GitCommandError as e:
         shutil.rmtree(wc, ignore_errors=True)

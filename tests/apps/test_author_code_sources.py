@@ -83,7 +83,31 @@ def test_source_dir_option_against_a_checkout(tmp_path: Path) -> None:
     assert (edit / "main.py").read_bytes() == (checkout / "cart" / "main.py").read_bytes()
     assert (edit.parent / "shoplib").is_dir()  # the common folders come along
     out = _edit_and_finish(root, edit, "minishop-cart-c")
-    assert out["files"] == ["cart/main.py"] and (root / out["entry"]).is_file()
+    # named from the app folder, as the descriptor's source is (src), where the validator applies it
+    assert out["files"] == ["src/cart/main.py"] and (root / out["entry"]).is_file()
+    app_folder = tmp_path / "app-folder"
+    shutil.copytree(checkout, app_folder / "src")
+    check = subprocess.run(["git", "apply", "--check", str(root / out["patch"])], cwd=app_folder,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    entry = yaml.safe_load((root / out["entry"]).read_text())
+    assert entry["artifact"]["ref"] == "src/cart/main.py"
+
+
+def test_source_linked_into_the_app_folder_is_patched_from_the_app_folder(tmp_path: Path) -> None:
+    """An upstream checkout linked in as the app's source folder (as Bank of Anthos' walkthrough
+    does): the patch names src/..., which the catalog's lint accepts and the validator applies."""
+    root = _catalog(tmp_path, "src", copy_source=False)
+    checkout = tmp_path / "upstream"
+    shutil.copytree(MINISHOP / "src", checkout, ignore=shutil.ignore_patterns("__pycache__", ".*_cache"))
+    (root / "apps/minishop/src").symlink_to(checkout)
+    start = _faultkit(root, "author", "code", "--app", "minishop", "--service", "cart", "--id", "minishop-cart-e",
+                      "--json")
+    assert start.returncode == 0, start.stderr
+    out = _edit_and_finish(root, Path(json.loads(start.stdout)["edit"]), "minishop-cart-e")
+    assert out["files"] == ["src/cart/main.py"]
+    lint = _faultkit(root, "catalog", "lint", out["entry"])
+    assert "outside src/cart/" not in lint.stdout + lint.stderr
 
 
 def test_source_folder_leading_out_of_the_source_root_is_refused(tmp_path: Path) -> None:
