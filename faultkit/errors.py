@@ -37,3 +37,18 @@ class Unsupported(PlatformError):
     """An operation this platform cannot carry out; the message names a platform that can."""
 
     kind = "Unsupported"
+
+
+class CheckFailed(FaultkitError):
+    """A build's own lint or unit tests failed (in its image, or its Maven build): the build is rejected."""
+
+    def __init__(self, service: str, what: str, failing: tuple[str, ...], output: str,
+                 where: str = "in its image") -> None:
+        self.service, self.what, self.failing, self.output = service, what, failing, output
+        names = ", ".join(failing) if failing else _last_lines(output)
+        super().__init__(f"{service}: the service's {what} failed {where}: {names}; fix the change and rebuild")
+
+
+def _last_lines(output: str, n: int = 3) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith((" --->", "Step "))]
+    return " | ".join(lines[-n:])[:300]

@@ -25,7 +25,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
-from faultkit.errors import FaultkitError
+from faultkit.errors import CheckFailed, FaultkitError
 from faultkit.images import engine
 from faultkit.images.build_api import build
 from faultkit.images.context import context_tar
@@ -34,16 +34,6 @@ from faultkit.yamlio import atomic_write
 TOOLS = ("pytest", "ruff")
 TOOLS_DIR = "/opt/ci"
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
-
-
-class CheckFailed(FaultkitError):
-    """The service's lint or unit tests failed in the image: the build is rejected."""
-
-    def __init__(self, service: str, what: str, failing: tuple[str, ...], output: str,
-                 where: str = "in its image") -> None:
-        self.service, self.what, self.failing, self.output = service, what, failing, output
-        names = ", ".join(failing) if failing else _last_lines(output)
-        super().__init__(f"{service}: the service's {what} failed {where}: {names}; fix the change and rebuild")
 
 
 @lru_cache(maxsize=1)
@@ -157,8 +147,3 @@ def _read(path: Path) -> dict[str, Any]:
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _last_lines(output: str, n: int = 3) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith((" --->", "Step "))]
-    return " | ".join(lines[-n:])[:300]

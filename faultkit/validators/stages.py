@@ -17,7 +17,7 @@ from faultkit.apps.descriptor import AppDescriptor
 from faultkit.catalog.lint import Report
 from faultkit.catalog.model import Entry
 from faultkit.catalog.patches import safe_path
-from faultkit.errors import InputError, PlatformError
+from faultkit.errors import CheckFailed, InputError, PlatformError
 from faultkit.platforms.base import Build, Platform, short_id
 from faultkit.process import run
 from faultkit.validators.app_changes import deployed_build
@@ -89,7 +89,7 @@ class StaticStages:
         if source is None:
             raise InputError(f"{self.app.name}: {service} has no source folder; a code fault needs one")
         for what, cmd in zip(("lint", "tests"), self.app.checks(service), strict=True):
-            if not cmd:
+            if not cmd or self.platform.checks_in_build:  # a platform that builds images runs them in the image
                 continue
             self.log.progress("build", f"running the service's {what}")
             result = run(cmd, cwd=self.tmp / source, timeout=600)
@@ -101,7 +101,12 @@ class StaticStages:
                     measured=f"{what} exit {result.code}",
                     threshold="exit 0",
                 )
-        self.new_build = self.platform.build(service, source_root=str(self._source_copy()))
+        try:
+            self.new_build = self.platform.build(service, source_root=str(self._source_copy()))
+        except CheckFailed as e:
+            tail = "\n".join(e.output.splitlines()[-30:])
+            return self.log.stage("build", "failed", f"{e}\n{tail}", measured=f"{e.what} failed",
+                                  threshold="exit 0")
         return self.log.stage(
             "build",
             "ok",

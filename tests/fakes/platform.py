@@ -44,6 +44,7 @@ LOG_EVERY_S = 0.5  # an active effect's log line, at most this often
 
 class FakePlatform:
     name = "fake"
+    checks_in_build = False  # the validator runs them on this machine, as with the local platform
 
     def __init__(self, workspace: Workspace, state_file: Path | None = None,
                  behaviours: Sequence[Behaviour] | None = None, rollout_s: float | None = None,

@@ -60,6 +60,7 @@ from faultkit.workspace import Workspace
 @guarded
 class KubernetesPlatform:
     name = "kubernetes"
+    checks_in_build = True  # images.build_service runs them in the image (images/ci.py)
 
     def __init__(self, workspace: Workspace, options: KubernetesOptions | None = None, **fields: Any) -> None:
         """`fields`: a KubernetesOptions's fields, as a shorthand for passing one."""

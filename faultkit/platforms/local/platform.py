@@ -63,6 +63,7 @@ class LocalPlatform:
     """
 
     name = "local"
+    checks_in_build = False  # the validator runs them here, where the services run, before it builds
 
     def __init__(self, workspace: Workspace, app: str | None = None, environ: Mapping[str, str] = os.environ) -> None:
         self.workspace = workspace
