@@ -39,6 +39,12 @@ class ImageBuilds:
         return bool(find_text(self.client, build_id, text))
 
     def builds(self, service: str) -> list[Build]:
+        """The service's images on the engine, oldest first; an image another of them is built over
+        (the plain image under images.instrument's layer) is part of that build, not one of its own:
+        the marker stage would take a patched build's own plain image for an earlier build."""
         images = self.client.images.list(filters=naming.service_filter(self.app, service))
-        ordered = sorted(images, key=lambda i: (i.attrs.get("Created", ""), i.id))
+        layers = {i.id: i.attrs["RootFS"]["Layers"] for i in images}
+        under = {a for a, own in layers.items() for b, theirs in layers.items()
+                 if own and len(theirs) > len(own) and theirs[:len(own)] == own}
+        ordered = sorted((i for i in images if i.id not in under), key=lambda i: (i.attrs.get("Created", ""), i.id))
         return [Build(id=i.id, service=service, location=(i.tags or [i.id])[0]) for i in ordered]

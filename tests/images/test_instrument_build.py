@@ -16,6 +16,7 @@ from faultkit.apps.descriptor import load_app
 from faultkit.images import instrument, naming
 from faultkit.images.marker import check_marker
 from faultkit.images.service import build_service
+from faultkit.platforms.imagebuilds import ImageBuilds
 from faultkit.workspace import Workspace
 from tests.helpers.shipped import minishop_copy
 
@@ -53,6 +54,12 @@ def test_every_python_the_image_starts_sends_spans_named_for_the_service(tmp_pat
         # the service's code is in the image's own layers; the plain image under it is no earlier image
         found = check_marker(c, app, "email", built.id, "def send_confirmation(req: Request)")
         assert found.found_in == ("/app/main.py",) and found.earlier == () and not found.earlier_with_marker
+        # and so for the platforms' marker stage: the plain image is no build of its own
+        layers = c.images.get(built.id).attrs["RootFS"]["Layers"]
+        under = [i.id for i in c.images.list(filters=naming.service_filter(app, "email"))
+                 if i.id != built.id and layers[:len(i.attrs["RootFS"]["Layers"])] == i.attrs["RootFS"]["Layers"]]
+        listed = [b.id for b in ImageBuilds(ws, app, client=c).builds("email")]
+        assert under and built.id in listed and not set(under) & set(listed)
     finally:  # the instrumented image, then the one it is built over
         mine = [i.id for i in c.images.list(filters=naming.service_filter(app, "email"))]
         for image in sorted(set(mine) - before, key=lambda i: i != built.id):
