@@ -15,7 +15,7 @@ from faultkit.errors import NotReady
 from faultkit.platforms.kubernetes import watching
 from faultkit.platforms.kubernetes.completion import ExpectedImage, Progress, rollout_progress
 from faultkit.platforms.kubernetes.connection import Connection, api_error
-from faultkit.platforms.kubernetes.objects import observe
+from faultkit.platforms.kubernetes.objects import deployment, observe
 
 # what a rollout's progress is read from (objects.observe)
 ROLLOUT_KINDS = ("deployments", "replicasets", "pods", "endpointslices")
@@ -23,11 +23,24 @@ ROLLOUT_KINDS = ("deployments", "replicasets", "pods", "endpointslices")
 
 def wait_rollout(conn: Connection, namespace: str, name: str, container: str, image: ExpectedImage | None,
                  timeout: float) -> Progress:
+    """Until the rollout is done or failed, or `timeout` has passed since the container could first be
+    ready: the wait adds its readiness probe's initialDelaySeconds, before which no new pod is ready
+    (Bank of Anthos' JVM services wait 60 s, so a 60 s limit could never be met)."""
+    timeout += readiness_delay(deployment(conn, namespace, name), container)
+
     def progress() -> Progress:
         o = observe(conn, namespace, name)
         return rollout_progress(o.deployment, o.replicasets, o.pods, o.slices, container, image)
 
     return watching.until(conn, namespace, ROLLOUT_KINDS, progress, lambda p: bool(p.done or p.failed), timeout)
+
+
+def readiness_delay(dep: dict[str, Any], container: str) -> float:
+    """The seconds the container's readiness probe waits before its first check (0 without one)."""
+    for c in dep["spec"]["template"]["spec"].get("containers") or []:
+        if c.get("name") == container:
+            return float((c.get("readinessProbe") or {}).get("initialDelaySeconds") or 0)
+    return 0.0
 
 
 def patch_template(conn: Connection, namespace: str, name: str, body: dict[str, Any], manager: str) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import requests
 from kubernetes import client
 
 from faultkit.errors import InputError, NotReady
 from faultkit.platforms.kubernetes import KubernetesPlatform
+from faultkit.platforms.kubernetes.rollouts import wait_rollout
 from tests.helpers.minishop_checkout import checkout
 from tests.platforms.kubernetes.k8s_support import wait_until
 
@@ -47,6 +50,30 @@ def test_absent_field_added_then_removed(shop: KubernetesPlatform, apps_api: cli
     assert live.resources.limits["ephemeral-storage"] == "64Mi"
     shop.patch_field("email", "email", "env.SMTP_TIMEOUT", None, timeout=120)
     shop.patch_field("email", "email", "resources.limits.ephemeral-storage", None, timeout=120)
+    after = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
+    assert after.to_dict() == before.to_dict()
+
+
+def test_a_rollout_is_given_the_time_its_readiness_probe_waits(shop: KubernetesPlatform,
+                                                              apps_api: client.AppsV1Api) -> None:
+    """A readiness probe that first checks after N s (Bank of Anthos' JVM services: 60 s) holds every
+    rollout that long: the rollout's time limit counts from then, so a change is not undone for a delay
+    its own manifest demands (a 3 s limit here, against an 8 s delay)."""
+    ns = shop.record().namespace
+    before = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
+    delay = {"spec": {"template": {"spec": {"containers": [
+        {"name": "email", "readinessProbe": {"initialDelaySeconds": 8}}]}}}}
+    apps_api.patch_namespaced_deployment("email", ns, delay)
+    try:
+        assert wait_rollout(shop.conn, ns, "email", "email", None, 120).done
+        started = time.monotonic()
+        shop.patch_field("email", "email", "env.SMTP_TIMEOUT", "3", timeout=3)
+        assert time.monotonic() - started >= 8 and shop.read_field("email", "email", "env.SMTP_TIMEOUT") == "3"
+        shop.patch_field("email", "email", "env.SMTP_TIMEOUT", None, timeout=3)
+    finally:
+        apps_api.patch_namespaced_deployment("email", ns, [
+            {"op": "remove", "path": "/spec/template/spec/containers/0/readinessProbe/initialDelaySeconds"}])
+        assert wait_rollout(shop.conn, ns, "email", "email", None, 120).done
     after = apps_api.read_namespaced_deployment("email", ns).spec.template.spec.containers[0]
     assert after.to_dict() == before.to_dict()
 
