@@ -84,7 +84,9 @@ def leak_terms(entry: Entry, app: AppDescriptor) -> list[str]:
     if entry.log:
         terms.append(entry.log.message)
     terms += MECHANISM_WORDS
-    return sorted({t for t in terms if _meaningful(t)}, key=str.lower)
+    # the app's own name is what every record is about, not a clue, even where a source path holds it
+    # (Bank of Anthos' Java package is anthos.samples.bankofanthos)
+    return sorted({t for t in terms if _meaningful(t) and t.lower() != app.name.lower()}, key=str.lower)
 
 
 def _meaningful(term: str) -> bool:
