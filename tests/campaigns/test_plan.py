@@ -34,8 +34,8 @@ def test_setup_times_are_measured_from_the_shipped_bundles():
     over = timing.measure([REPO / "evidence"])
     # every finished bundle of the revalidation campaigns: both verdicts of each entry, and the runs
     # that were rejected or measured the machine (the v4 campaign of the four flaky entries included),
-    # and Bank of Anthos' two campaigns (20 config runs, 2 direct)
-    assert over.measured == {"code": 63, "config": 97, "direct": 42}
+    # and Bank of Anthos' six campaigns (29 config runs, 7 direct, 5 code)
+    assert over.measured == {"code": 68, "config": 106, "direct": 47}
     # a code fault's static stages (its service's tests, the build) take longer than none at all
     assert over.setup_s["code"] > over.setup_s["direct"]
     assert over.expected_s("config", 300, 2) > over.expected_s("code", 300, 2) > 6 * 300
