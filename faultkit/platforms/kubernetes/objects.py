@@ -41,6 +41,11 @@ def selector_string(match: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(match.items()))
 
 
+def workload_selector(conn: Connection, namespace: str, kind: str, name: str) -> str:
+    """The label selector of a workload's pods (immutable in apps/v1: read it once where it is reused)."""
+    return selector_string(workload(conn, namespace, kind, name)["spec"]["selector"].get("matchLabels") or {})
+
+
 @dataclass(frozen=True)
 class Observed:
     """One moment's view of a Deployment: what completion.rollout_progress judges."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -209,13 +209,11 @@ class KubernetesPlatform:
             return self.default_app
         raise PlatformError("nothing is up on the kubernetes platform and no app was given; run `faultkit up` first")
 
-    def _pods(self, service: str) -> tuple[str, list[dict[str, Any]]]:
-        rec = self.owner.require()
-        spec = self.descriptor.service(service)
-        owner = objects.workload(self.conn, rec.namespace, spec.workload_kind, spec.workload)
-        sel = objects.selector_string(owner["spec"]["selector"].get("matchLabels") or {})
+    def _pods(self, service: str, selector: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+        ns, spec = self.owner.require().namespace, self.descriptor.service(service)
+        sel = selector or objects.workload_selector(self.conn, ns, spec.workload_kind, spec.workload)
         try:
-            return rec.namespace, objects.items(self.conn.core.list_namespaced_pod, rec.namespace, label_selector=sel)
+            return ns, objects.items(self.conn.core.list_namespaced_pod, ns, label_selector=sel)
         except ApiException as e:
             raise api_error(f"list pods of {service}", e) from None
 
@@ -258,7 +256,10 @@ class KubernetesPlatform:
         return self._forwards
 
     def endpoint(self, service: str, port: int | None = None) -> str:
-        return self.forwards.to_ready(service, self._port(service, port), lambda: self._pods(service)[1])
+        # each forwarded connection lists the pods; the workload's selector, which cannot change, is read once
+        spec, ns = self.descriptor.service(service), self.owner.require().namespace
+        selector = cache(lambda: objects.workload_selector(self.conn, ns, spec.workload_kind, spec.workload))
+        return self.forwards.to_ready(service, self._port(service, port), lambda: self._pods(service, selector())[1])
 
     def instance_endpoints(self, service: str) -> dict[str, str]:
         return self.forwards.to_slots(self._port(service), lambda: self._slot_pods(service))
@@ -396,5 +397,3 @@ class KubernetesPlatform:
                 raise
         acts.agent.remove()
         acts.path.unlink(missing_ok=True)
-
-
